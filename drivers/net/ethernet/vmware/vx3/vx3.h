@@ -1,0 +1,408 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* vx3: driver structures for the VMXNET3 NIC */
+#ifndef _VX3_H_
+#define _VX3_H_
+
+#include <linux/if_vlan.h>
+#include <linux/netdevice.h>
+#include <linux/pci.h>
+#include <linux/spinlock.h>
+#include <linux/u64_stats_sync.h>
+#include <linux/workqueue.h>
+
+#include "vx3_hw.h"
+
+#define VX3_DRV_NAME			"vx3"
+
+#define VX3_RING_MIN			32
+#define VX3_TX_RING_DEFAULT		512
+#define VX3_RX_RING_DEFAULT		512
+#define VX3_RX_BODY_RING_DEFAULT	512
+
+/* RX buffers: a head buffer is a page_pool fragment holding the headroom,
+ * the frame and the skb_shared_info that napi_build_skb() puts behind it;
+ * a body buffer is a whole page.
+ */
+#define VX3_RX_HEADROOM			(NET_SKB_PAD + NET_IP_ALIGN)
+#define VX3_RX_SHINFO_SIZE \
+	SKB_DATA_ALIGN(sizeof(struct skb_shared_info))
+#define VX3_RX_BODY_LEN			PAGE_SIZE
+
+/* Buffers per packet: the head buffer plus one body page per frag */
+#define VX3_RX_MAX_SG			(MAX_SKB_FRAGS + 1)
+#define VX3_RX_COPYBREAK_DEFAULT	256
+#define VX3_RX_COPYBREAK_MAX		VX3_RXD_MAX_LEN
+#define VX3_RX_REFILL_BATCH		16
+
+/* Descriptors the largest skb can need: head and frags may each span
+ * several 16 KiB descriptors.
+ */
+#define VX3_TX_DESC_NEEDED		(MAX_SKB_FRAGS + 4)
+#define VX3_TX_WAKE_THRESH		(2 * VX3_TX_DESC_NEEDED)
+
+/**
+ * struct vx3_cfg - a queue and buffer configuration
+ * @num_txq: number of TX queues (one NAPI vector each)
+ * @tx_ring: TX ring entries (power of two)
+ * @rx_ring: RX ring 0 (head) and ring 1 (body) entries (powers of two)
+ * @mtu: MTU the RX buffers are sized for
+ */
+struct vx3_cfg {
+	u32 num_txq;
+	u32 tx_ring;
+	u32 rx_ring[2];
+	u32 mtu;
+};
+
+/**
+ * struct vx3_tx_stats - TX counters kept by the xmit path
+ * @tso: TSO packets queued
+ * @csum: packets queued with checksum offload
+ * @stops: times the queue was stopped for lack of descriptors
+ * @busy: packets returned busy to the stack
+ * @map_err: packets dropped because DMA mapping failed
+ * @drops: packets dropped before reaching the device
+ * @syncp: sync for 32-bit readers
+ */
+struct vx3_tx_stats {
+	u64 tso;
+	u64 csum;
+	u64 stops;
+	u64 busy;
+	u64 map_err;
+	u64 drops;
+	struct u64_stats_sync syncp;
+};
+
+/**
+ * struct vx3_tx_comp_stats - TX counters kept by the completion path
+ * @packets: packets completed by the device
+ * @bytes: bytes completed by the device
+ * @wakes: times the queue was woken
+ * @bad_comp: completions with an invalid index
+ * @syncp: sync for 32-bit readers
+ */
+struct vx3_tx_comp_stats {
+	u64 packets;
+	u64 bytes;
+	u64 wakes;
+	u64 bad_comp;
+	struct u64_stats_sync syncp;
+};
+
+/**
+ * struct vx3_tx_buf - driver state of one TX descriptor
+ * @skb: packet to free when the device completes this (EOP) descriptor
+ * @dma: DMA address of the mapping that starts at this descriptor
+ * @len: length of that mapping, 0 if none starts here
+ * @page: the mapping is a page fragment (dma_unmap_page), else a linear one
+ */
+struct vx3_tx_buf {
+	struct sk_buff *skb;
+	dma_addr_t dma;
+	u32 len;
+	bool page;
+};
+
+/**
+ * struct vx3_tx_ring - a TX queue: descriptor ring and completion ring
+ * @desc: TX descriptors
+ * @comp: TX completions
+ * @buf: per-descriptor driver state
+ * @txq: the stack's queue
+ * @dev: DMA device
+ * @doorbell: TXPROD register of this queue
+ * @size: entries in @desc and @comp (power of two)
+ * @head: descriptors produced (free running; xmit path)
+ * @tail: descriptors completed (free running; completion path)
+ * @comp_head: completions consumed (free running)
+ * @qid: queue index
+ * @desc_dma: DMA address of @desc
+ * @comp_dma: DMA address of @comp
+ * @stats: xmit-side counters
+ * @cstats: completion-side counters
+ */
+struct vx3_tx_ring {
+	struct vx3_desc *desc;
+	struct vx3_desc *comp;
+	struct vx3_tx_buf *buf;
+	struct netdev_queue *txq;
+	struct device *dev;
+	u8 __iomem *doorbell;
+	u32 size;
+	u32 head;
+	u32 tail;
+	u32 comp_head;
+	u16 qid;
+	dma_addr_t desc_dma;
+	dma_addr_t comp_dma;
+	struct vx3_tx_stats stats;
+	struct vx3_tx_comp_stats cstats;
+};
+
+/**
+ * struct vx3_rx_stats - RX counters, all kept in NAPI context
+ * @packets: packets passed to the stack
+ * @bytes: bytes passed to the stack
+ * @build_skb: packets whose head buffer became the skb (napi_build_skb)
+ * @copied: packets whose head was copied into a new skb (rx-copybreak)
+ * @body_bufs: body buffers attached as page frags
+ * @hw_gro_packets: device aggregates passed up as GSO skbs
+ * @hw_gro_bytes: bytes of those aggregates
+ * @hw_gro_segs: TCP segments those aggregates carried
+ * @csum_unnecessary: packets with a checksum verified by the device
+ * @csum_none: packets without a verified checksum
+ * @alloc_fail: buffer or skb allocation failures
+ * @drop_err: packets the device marked as errored (truncated)
+ * @drop_frags: packets with more buffers than an skb can hold
+ * @drop_bad: completions that broke the ring protocol (triggers a reset)
+ * @drop_nomem: packets dropped for lack of an skb
+ * @syncp: sync for 32-bit readers
+ */
+struct vx3_rx_stats {
+	u64 packets;
+	u64 bytes;
+	u64 build_skb;
+	u64 copied;
+	u64 body_bufs;
+	u64 hw_gro_packets;
+	u64 hw_gro_bytes;
+	u64 hw_gro_segs;
+	u64 csum_unnecessary;
+	u64 csum_none;
+	u64 alloc_fail;
+	u64 drop_err;
+	u64 drop_frags;
+	u64 drop_bad;
+	u64 drop_nomem;
+	struct u64_stats_sync syncp;
+};
+
+/**
+ * struct vx3_rx_buf - a buffer owned by an RX ring slot
+ * @page: page_pool page, NULL if the slot is empty
+ * @offset: offset of the buffer (headroom included) in @page
+ */
+struct vx3_rx_buf {
+	struct page *page;
+	u32 offset;
+};
+
+/**
+ * struct vx3_rx_ring - RX ring 0 (head buffers) or 1 (body buffers)
+ * @desc: RX descriptors
+ * @buf: buffers, one per slot
+ * @size: entries (power of two)
+ * @fill: descriptors posted (free running)
+ * @used: descriptors completed by the device (free running)
+ * @buf_len: bytes the device may write into one buffer
+ * @truesize: memory one buffer takes
+ * @btype: VX3_RXD_BTYPE_HEAD or VX3_RXD_BTYPE_BODY
+ * @desc_dma: DMA address of @desc
+ */
+struct vx3_rx_ring {
+	struct vx3_desc *desc;
+	struct vx3_rx_buf *buf;
+	u32 size;
+	u32 fill;
+	u32 used;
+	u32 buf_len;
+	u32 truesize;
+	u32 btype;
+	dma_addr_t desc_dma;
+};
+
+/**
+ * struct vx3_rx_queue - an RX queue: two buffer rings, a completion ring
+ *			 and the page_pool that feeds them
+ * @ring: ring 0 (head buffers) and ring 1 (body buffers)
+ * @comp: RX completions
+ * @comp_size: entries in @comp (power of two)
+ * @comp_head: completions consumed (free running)
+ * @comp_dma: DMA address of @comp
+ * @pp: page_pool of this queue
+ * @priv: driver private data
+ * @netdev: the net_device
+ * @napi: NAPI context that polls this queue
+ * @skb: packet under assembly across completions, or NULL
+ * @discard: drop the buffers of the current packet until its EOP
+ * @qid: queue index
+ * @num_rxq: number of RX queues configured (ring 1's rqID offset)
+ * @mtu: MTU the buffers are sized for
+ * @stats: counters
+ */
+struct vx3_rx_queue {
+	struct vx3_rx_ring ring[2];
+	struct vx3_desc *comp;
+	u32 comp_size;
+	u32 comp_head;
+	dma_addr_t comp_dma;
+	struct page_pool *pp;
+	struct vx3_priv *priv;
+	struct net_device *netdev;
+	struct napi_struct *napi;
+	struct sk_buff *skb;
+	bool discard;
+	u16 qid;
+	u16 num_rxq;
+	u32 mtu;
+	struct vx3_rx_stats stats;
+};
+
+/**
+ * struct vx3_vector - a NAPI context with the rings it polls
+ * @napi: NAPI context
+ * @priv: driver private data
+ * @irq: Linux IRQ number
+ * @intr_idx: device interrupt index (= MSI-X entry)
+ * @name: IRQ name
+ * @tx: the TX queue of this vector
+ * @num_rx: number of RX queues in @rx (0 or 1)
+ * @rx: RX queue(s) of this vector
+ */
+struct vx3_vector {
+	struct napi_struct napi;
+	struct vx3_priv *priv;
+	int irq;
+	u8 intr_idx;
+	char name[IFNAMSIZ + 16];
+	struct vx3_tx_ring tx;
+	u32 num_rx;
+	struct vx3_rx_queue rx[] __counted_by(num_rx);
+};
+
+/**
+ * struct vx3_qset - every queue of one configuration
+ * @cfg: the configuration it was allocated for
+ * @num_vec: number of vectors (= TX queues)
+ * @qdesc: queue descriptor table: TX queue descriptors, then RX
+ * @qdesc_dma: DMA address of @qdesc
+ * @vec: the vectors
+ */
+struct vx3_qset {
+	struct vx3_cfg cfg;
+	u32 num_vec;
+	void *qdesc;
+	dma_addr_t qdesc_dma;
+	struct vx3_vector *vec[VX3_MAX_TX_QUEUES];
+};
+
+enum vx3_intr_mode {
+	VX3_INTR_MSIX,
+	VX3_INTR_MSI,
+	VX3_INTR_INTX,
+};
+
+/**
+ * struct vx3_base_stats - counters of queues that no longer exist
+ * @rx: RX queue totals
+ * @tx: TX totals (xmit side)
+ * @txc: TX totals (completion side)
+ */
+struct vx3_base_stats {
+	struct vx3_rx_stats rx;
+	struct vx3_tx_stats tx;
+	struct vx3_tx_comp_stats txc;
+};
+
+/**
+ * struct vx3_priv - driver private data
+ * @netdev: the net_device
+ * @pdev: the PCI device
+ * @bar0: BAR0 ("PT") registers
+ * @bar1: BAR1 ("VD") registers
+ * @cmd_lock: serializes commands and the DriverShared fields they read
+ * @stats_lock: protects @qs and @base against statistics readers
+ * @shared: DriverShared area
+ * @shared_dma: DMA address of @shared
+ * @mf_table: multicast filter table
+ * @mf_table_dma: DMA address of @mf_table
+ * @qs: queues of the running configuration, NULL while down
+ * @cfg: configuration used at the next open
+ * @copybreak: rx-copybreak: head buffers up to this length are copied
+ * @intr_mode: MSI-X, MSI or INTx
+ * @num_irqs: interrupt vectors allocated
+ * @event_idx: interrupt index of device events
+ * @active: the device is activated
+ * @link_speed: link speed from the device, Mb/s
+ * @active_vlans: VLAN IDs the stack asked for
+ * @reset_work: resets the device from process context
+ * @resets: number of resets performed
+ * @base: counters of freed queues
+ * @msg_enable: netif_msg level
+ */
+struct vx3_priv {
+	struct net_device *netdev;
+	struct pci_dev *pdev;
+	u8 __iomem *bar0;
+	u8 __iomem *bar1;
+	spinlock_t cmd_lock; /* device commands and DriverShared updates */
+	spinlock_t stats_lock; /* @qs and @base for statistics readers */
+	struct vx3_shared *shared;
+	dma_addr_t shared_dma;
+	u8 *mf_table;
+	dma_addr_t mf_table_dma;
+	struct vx3_qset *qs;
+	struct vx3_cfg cfg;
+	u32 copybreak;
+	enum vx3_intr_mode intr_mode;
+	int num_irqs;
+	u8 event_idx;
+	bool active;
+	u32 link_speed;
+	unsigned long active_vlans[BITS_TO_LONGS(VLAN_N_VID)];
+	struct work_struct reset_work;
+	u64 resets;
+	struct vx3_base_stats base;
+	u32 msg_enable;
+};
+
+#define VX3_MF_TABLE_ENTRIES		64
+
+/* vx3_main.c */
+u32 vx3_cmd(struct vx3_priv *priv, u32 cmd);
+void vx3_cmd_noread(struct vx3_priv *priv, u32 cmd);
+void vx3_irq_unmask(struct vx3_priv *priv, u8 idx);
+int vx3_up(struct vx3_priv *priv, struct vx3_qset *qs);
+void vx3_down(struct vx3_priv *priv, struct vx3_qset *qs);
+void vx3_schedule_reset(struct vx3_priv *priv);
+u32 vx3_max_txq(const struct vx3_priv *priv);
+
+/* vx3_netdev.c */
+struct net_device *vx3_alloc_netdev(struct pci_dev *pdev);
+int vx3_reconfigure(struct vx3_priv *priv, const struct vx3_cfg *cfg,
+		    struct netlink_ext_ack *extack);
+void vx3_write_rx_filters(struct vx3_priv *priv);
+u64 vx3_upt_features(netdev_features_t features);
+struct vx3_qset *vx3_swap_qset(struct vx3_priv *priv, struct vx3_qset *qs);
+
+/* vx3_napi.c */
+struct vx3_qset *vx3_alloc_qset(struct vx3_priv *priv,
+				const struct vx3_cfg *cfg);
+void vx3_free_qset(struct vx3_priv *priv, struct vx3_qset *qs);
+int vx3_qset_reset(struct vx3_qset *qs);
+void vx3_qset_drain(struct vx3_qset *qs);
+
+/* vx3_tx.c */
+int vx3_tx_ring_alloc(struct vx3_priv *priv, struct vx3_tx_ring *tx,
+		      u16 qid, u32 size);
+void vx3_tx_ring_free(struct vx3_tx_ring *tx);
+void vx3_tx_ring_reset(struct vx3_tx_ring *tx);
+void vx3_tx_ring_drain(struct vx3_tx_ring *tx);
+bool vx3_tx_clean(struct vx3_tx_ring *tx, int budget);
+netdev_tx_t vx3_start_xmit(struct sk_buff *skb, struct net_device *netdev);
+
+/* vx3_rx.c */
+int vx3_rx_queue_alloc(struct vx3_priv *priv, struct vx3_rx_queue *rxq,
+		       struct napi_struct *napi, u16 qid,
+		       const struct vx3_cfg *cfg);
+void vx3_rx_queue_free(struct vx3_rx_queue *rxq);
+int vx3_rx_queue_reset(struct vx3_rx_queue *rxq);
+void vx3_rx_queue_drain(struct vx3_rx_queue *rxq);
+int vx3_rx_clean(struct vx3_rx_queue *rxq, int budget, bool *bad);
+u32 vx3_rx_head_truesize(u32 mtu);
+
+/* vx3_ethtool.c */
+void vx3_set_ethtool_ops(struct net_device *netdev);
+
+#endif /* _VX3_H_ */

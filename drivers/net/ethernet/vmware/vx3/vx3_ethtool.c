@@ -1,0 +1,426 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* vx3: ethtool operations */
+
+#include <linux/build_bug.h>
+#include <linux/ethtool.h>
+#include <linux/log2.h>
+#include <linux/netdevice.h>
+#include <linux/netlink.h>
+#include <linux/pci.h>
+#include <linux/rtnetlink.h>
+#include <linux/string.h>
+#include <linux/u64_stats_sync.h>
+
+#include "vx3.h"
+
+/* The device receives on RX queue 0 only, so the driver has exactly one */
+#define VX3_ETHTOOL_NUM_RXQ	1
+
+/* The RX completion ring needs an entry for every buffer of RX rings 0 and
+ * 1; with both rings at their maximum it is exactly full, so no accepted
+ * ring size can overflow it.
+ */
+static_assert(2 * VX3_RX_RING_MAX <= VX3_RX_COMP_RING_MAX);
+
+/* Smallest TX ring that can still be woken: a stopped queue waits until
+ * VX3_TX_WAKE_THRESH descriptors are free, which a smaller ring never
+ * reaches.
+ */
+static u32 vx3_tx_ring_min(void)
+{
+	return max_t(u32, VX3_RING_MIN,
+		     roundup_pow_of_two(VX3_TX_WAKE_THRESH + 1));
+}
+
+/**
+ * struct vx3_stat_desc - one driver-specific counter of ethtool -S
+ * @name: name without the queue prefix
+ * @offset: offset of the u64 counter in its stats structure
+ */
+struct vx3_stat_desc {
+	const char *name;
+	size_t offset;
+};
+
+#define VX3_STAT(_type, _field) {					\
+	.name = #_field,						\
+	.offset = offsetof(struct _type, _field),			\
+}
+
+/* Standard counters (packets, bytes) are reported by ndo_get_stats64 and
+ * netdev_stat_ops and are deliberately absent here.
+ */
+static const struct vx3_stat_desc vx3_rx_stats_desc[] = {
+	VX3_STAT(vx3_rx_stats, build_skb),
+	VX3_STAT(vx3_rx_stats, copied),
+	VX3_STAT(vx3_rx_stats, body_bufs),
+	VX3_STAT(vx3_rx_stats, hw_gro_packets),
+	VX3_STAT(vx3_rx_stats, hw_gro_segs),
+	VX3_STAT(vx3_rx_stats, hw_gro_bytes),
+	VX3_STAT(vx3_rx_stats, csum_unnecessary),
+	VX3_STAT(vx3_rx_stats, csum_none),
+	VX3_STAT(vx3_rx_stats, alloc_fail),
+	VX3_STAT(vx3_rx_stats, drop_err),
+	VX3_STAT(vx3_rx_stats, drop_frags),
+	VX3_STAT(vx3_rx_stats, drop_bad),
+	VX3_STAT(vx3_rx_stats, drop_nomem),
+};
+
+/* TX counters of the xmit path (tx->stats) */
+static const struct vx3_stat_desc vx3_tx_stats_desc[] = {
+	VX3_STAT(vx3_tx_stats, tso),
+	VX3_STAT(vx3_tx_stats, csum),
+	VX3_STAT(vx3_tx_stats, stops),
+	VX3_STAT(vx3_tx_stats, busy),
+	VX3_STAT(vx3_tx_stats, map_err),
+	VX3_STAT(vx3_tx_stats, drops),
+};
+
+/* TX counters of the completion path (tx->cstats) */
+static const struct vx3_stat_desc vx3_txc_stats_desc[] = {
+	VX3_STAT(vx3_tx_comp_stats, wakes),
+	VX3_STAT(vx3_tx_comp_stats, bad_comp),
+};
+
+#define VX3_RX_NSTATS	ARRAY_SIZE(vx3_rx_stats_desc)
+#define VX3_TX_NSTATS	(ARRAY_SIZE(vx3_tx_stats_desc) + \
+			 ARRAY_SIZE(vx3_txc_stats_desc))
+#define VX3_DEV_NSTATS	1	/* resets */
+
+/* The ethtool core calls get_sset_count, get_strings and get_ethtool_stats
+ * with rtnl held, and sizes its buffer from get_sset_count under the same
+ * hold. priv->qs is replaced only under rtnl as well (open, close,
+ * reconfiguration), so the three callbacks see the same queues within one
+ * request and their counts, names and values cannot disagree.
+ */
+static struct vx3_qset *vx3_ethtool_qs(struct vx3_priv *priv)
+{
+	ASSERT_RTNL();
+	return priv->qs;
+}
+
+/* TX queues listed by ethtool -S: the running ones while up, else the
+ * configured ones (their counters read as 0).
+ */
+static u32 vx3_stats_num_txq(struct vx3_priv *priv)
+{
+	struct vx3_qset *qs = vx3_ethtool_qs(priv);
+
+	return qs ? qs->num_vec : priv->cfg.num_txq;
+}
+
+static struct vx3_rx_queue *vx3_stats_rxq(struct vx3_qset *qs)
+{
+	if (!qs || !qs->num_vec || !qs->vec[0]->num_rx)
+		return NULL;
+	return &qs->vec[0]->rx[0];
+}
+
+static struct vx3_tx_ring *vx3_stats_txq(struct vx3_qset *qs, u32 q)
+{
+	if (!qs || q >= qs->num_vec)
+		return NULL;
+	return &qs->vec[q]->tx;
+}
+
+static void vx3_get_drvinfo(struct net_device *netdev,
+			    struct ethtool_drvinfo *info)
+{
+	struct vx3_priv *priv = netdev_priv(netdev);
+
+	strscpy(info->driver, VX3_DRV_NAME);
+	strscpy(info->bus_info, pci_name(priv->pdev));
+}
+
+static u32 vx3_get_msglevel(struct net_device *netdev)
+{
+	struct vx3_priv *priv = netdev_priv(netdev);
+
+	return priv->msg_enable;
+}
+
+static void vx3_set_msglevel(struct net_device *netdev, u32 level)
+{
+	struct vx3_priv *priv = netdev_priv(netdev);
+
+	priv->msg_enable = level;
+}
+
+static int vx3_get_link_ksettings(struct net_device *netdev,
+				  struct ethtool_link_ksettings *cmd)
+{
+	struct vx3_priv *priv = netdev_priv(netdev);
+
+	/* The core hands in zeroed link modes: none are advertised */
+	if (netif_carrier_ok(netdev)) {
+		cmd->base.speed = READ_ONCE(priv->link_speed);
+		cmd->base.duplex = DUPLEX_FULL;
+	} else {
+		cmd->base.speed = SPEED_UNKNOWN;
+		cmd->base.duplex = DUPLEX_UNKNOWN;
+	}
+	cmd->base.port = PORT_OTHER;
+	cmd->base.autoneg = AUTONEG_DISABLE;
+
+	return 0;
+}
+
+static void vx3_get_ringparam(struct net_device *netdev,
+			      struct ethtool_ringparam *ring,
+			      struct kernel_ethtool_ringparam *kring,
+			      struct netlink_ext_ack *extack)
+{
+	struct vx3_priv *priv = netdev_priv(netdev);
+
+	ring->rx_max_pending = VX3_RX_RING_MAX;
+	ring->rx_jumbo_max_pending = VX3_RX_RING_MAX;
+	ring->tx_max_pending = VX3_TX_RING_MAX;
+	ring->rx_pending = priv->cfg.rx_ring[0];
+	ring->rx_jumbo_pending = priv->cfg.rx_ring[1];
+	ring->tx_pending = priv->cfg.tx_ring;
+}
+
+static int vx3_set_ringparam(struct net_device *netdev,
+			     struct ethtool_ringparam *ring,
+			     struct kernel_ethtool_ringparam *kring,
+			     struct netlink_ext_ack *extack)
+{
+	struct vx3_priv *priv = netdev_priv(netdev);
+	u32 tx_min = vx3_tx_ring_min();
+	struct vx3_cfg cfg = priv->cfg;
+
+	if (ring->rx_mini_pending) {
+		NL_SET_ERR_MSG_MOD(extack, "rx-mini ring is not supported");
+		return -EINVAL;
+	}
+	if (ring->rx_pending < VX3_RING_MIN ||
+	    ring->rx_pending > VX3_RX_RING_MAX) {
+		NL_SET_ERR_MSG_FMT_MOD(extack,
+				       "rx ring size must be %u to %u",
+				       VX3_RING_MIN, VX3_RX_RING_MAX);
+		return -EINVAL;
+	}
+	if (ring->rx_jumbo_pending < VX3_RING_MIN ||
+	    ring->rx_jumbo_pending > VX3_RX_RING_MAX) {
+		NL_SET_ERR_MSG_FMT_MOD(extack,
+				       "rx-jumbo ring size must be %u to %u",
+				       VX3_RING_MIN, VX3_RX_RING_MAX);
+		return -EINVAL;
+	}
+	if (ring->tx_pending < tx_min || ring->tx_pending > VX3_TX_RING_MAX) {
+		NL_SET_ERR_MSG_FMT_MOD(extack,
+				       "tx ring size must be %u to %u",
+				       tx_min, VX3_TX_RING_MAX);
+		return -EINVAL;
+	}
+
+	/* The rings are powers of two; the maxima are too, so rounding up
+	 * stays in range.
+	 */
+	cfg.rx_ring[0] = roundup_pow_of_two(ring->rx_pending);
+	cfg.rx_ring[1] = roundup_pow_of_two(ring->rx_jumbo_pending);
+	cfg.tx_ring = roundup_pow_of_two(ring->tx_pending);
+
+	if (cfg.rx_ring[0] == priv->cfg.rx_ring[0] &&
+	    cfg.rx_ring[1] == priv->cfg.rx_ring[1] &&
+	    cfg.tx_ring == priv->cfg.tx_ring)
+		return 0;
+
+	return vx3_reconfigure(priv, &cfg, extack);
+}
+
+/* Channels: one combined channel is the vector that carries TX queue 0 and
+ * the only RX queue; every further TX queue is a TX-only channel.
+ */
+static void vx3_get_channels(struct net_device *netdev,
+			     struct ethtool_channels *ch)
+{
+	struct vx3_priv *priv = netdev_priv(netdev);
+
+	ch->max_combined = 1;
+	ch->max_tx = vx3_max_txq(priv) - 1;
+	ch->combined_count = 1;
+	ch->tx_count = priv->cfg.num_txq - 1;
+}
+
+static int vx3_set_channels(struct net_device *netdev,
+			    struct ethtool_channels *ch)
+{
+	struct vx3_priv *priv = netdev_priv(netdev);
+	struct vx3_cfg cfg = priv->cfg;
+
+	/* The core has checked the counts against the maxima reported by
+	 * vx3_get_channels() and given the reason in extack; this op gets
+	 * no extack of its own.
+	 */
+	if (ch->combined_count != 1 || ch->rx_count || ch->other_count ||
+	    ch->tx_count > vx3_max_txq(priv) - 1)
+		return -EINVAL;
+
+	cfg.num_txq = ch->tx_count + 1;
+	if (cfg.num_txq == priv->cfg.num_txq)
+		return 0;
+
+	return vx3_reconfigure(priv, &cfg, NULL);
+}
+
+static int vx3_get_tunable(struct net_device *netdev,
+			   const struct ethtool_tunable *tuna, void *data)
+{
+	struct vx3_priv *priv = netdev_priv(netdev);
+
+	switch (tuna->id) {
+	case ETHTOOL_RX_COPYBREAK:
+		/* The core has checked type and length (u32) */
+		*(u32 *)data = READ_ONCE(priv->copybreak);
+		return 0;
+	default:
+		return -EOPNOTSUPP;
+	}
+}
+
+static int vx3_set_tunable(struct net_device *netdev,
+			   const struct ethtool_tunable *tuna,
+			   const void *data)
+{
+	struct vx3_priv *priv = netdev_priv(netdev);
+	u32 val;
+
+	switch (tuna->id) {
+	case ETHTOOL_RX_COPYBREAK:
+		val = *(const u32 *)data;
+		if (val > VX3_RX_COPYBREAK_MAX)
+			return -EINVAL;
+		WRITE_ONCE(priv->copybreak, val);
+		return 0;
+	default:
+		return -EOPNOTSUPP;
+	}
+}
+
+static int vx3_get_sset_count(struct net_device *netdev, int sset)
+{
+	struct vx3_priv *priv = netdev_priv(netdev);
+
+	if (sset != ETH_SS_STATS)
+		return -EOPNOTSUPP;
+
+	return VX3_ETHTOOL_NUM_RXQ * VX3_RX_NSTATS +
+	       vx3_stats_num_txq(priv) * VX3_TX_NSTATS + VX3_DEV_NSTATS;
+}
+
+static void vx3_put_stat_names(u8 **data, const char *dir, u32 q,
+			       const struct vx3_stat_desc *desc, u32 n)
+{
+	u32 i;
+
+	for (i = 0; i < n; i++)
+		ethtool_sprintf(data, "%s%u_%s", dir, q, desc[i].name);
+}
+
+static void vx3_get_strings(struct net_device *netdev, u32 sset, u8 *data)
+{
+	struct vx3_priv *priv = netdev_priv(netdev);
+	u32 num_txq, q;
+
+	if (sset != ETH_SS_STATS)
+		return;
+
+	for (q = 0; q < VX3_ETHTOOL_NUM_RXQ; q++)
+		vx3_put_stat_names(&data, "rx", q, vx3_rx_stats_desc,
+				   ARRAY_SIZE(vx3_rx_stats_desc));
+
+	num_txq = vx3_stats_num_txq(priv);
+	for (q = 0; q < num_txq; q++) {
+		vx3_put_stat_names(&data, "tx", q, vx3_tx_stats_desc,
+				   ARRAY_SIZE(vx3_tx_stats_desc));
+		vx3_put_stat_names(&data, "tx", q, vx3_txc_stats_desc,
+				   ARRAY_SIZE(vx3_txc_stats_desc));
+	}
+
+	ethtool_puts(&data, "resets");
+}
+
+/* Copy the counters listed in @desc out of @stats, a structure guarded by
+ * @syncp; a NULL @stats (queue not allocated) reads as zeros.
+ */
+static void vx3_read_stats(u64 **data, const void *stats,
+			   const struct u64_stats_sync *syncp,
+			   const struct vx3_stat_desc *desc, u32 n)
+{
+	const u8 *base = stats;
+	unsigned int start;
+	u64 *out = *data;
+	u32 i;
+
+	*data += n;
+
+	if (!stats) {
+		memset(out, 0, n * sizeof(*out));
+		return;
+	}
+
+	do {
+		start = u64_stats_fetch_begin(syncp);
+		for (i = 0; i < n; i++)
+			out[i] = *(const u64 *)(base + desc[i].offset);
+	} while (u64_stats_fetch_retry(syncp, start));
+}
+
+static void vx3_get_ethtool_stats(struct net_device *netdev,
+				  struct ethtool_stats *stats, u64 *data)
+{
+	struct vx3_priv *priv = netdev_priv(netdev);
+	struct vx3_qset *qs = vx3_ethtool_qs(priv);
+	struct vx3_rx_queue *rxq;
+	struct vx3_tx_ring *tx;
+	u32 num_txq, q;
+
+	rxq = vx3_stats_rxq(qs);
+	vx3_read_stats(&data, rxq ? &rxq->stats : NULL,
+		       rxq ? &rxq->stats.syncp : NULL,
+		       vx3_rx_stats_desc, ARRAY_SIZE(vx3_rx_stats_desc));
+
+	num_txq = vx3_stats_num_txq(priv);
+	for (q = 0; q < num_txq; q++) {
+		tx = vx3_stats_txq(qs, q);
+		vx3_read_stats(&data, tx ? &tx->stats : NULL,
+			       tx ? &tx->stats.syncp : NULL,
+			       vx3_tx_stats_desc,
+			       ARRAY_SIZE(vx3_tx_stats_desc));
+		vx3_read_stats(&data, tx ? &tx->cstats : NULL,
+			       tx ? &tx->cstats.syncp : NULL,
+			       vx3_txc_stats_desc,
+			       ARRAY_SIZE(vx3_txc_stats_desc));
+	}
+
+	/* Bumped by the reset work, under rtnl like this read */
+	*data = priv->resets;
+}
+
+static const struct ethtool_ops vx3_ethtool_ops = {
+	.supported_coalesce_params	= 0,
+	.get_drvinfo			= vx3_get_drvinfo,
+	.get_msglevel			= vx3_get_msglevel,
+	.set_msglevel			= vx3_set_msglevel,
+	.get_link			= ethtool_op_get_link,
+	.get_link_ksettings		= vx3_get_link_ksettings,
+	.get_ringparam			= vx3_get_ringparam,
+	.set_ringparam			= vx3_set_ringparam,
+	.get_channels			= vx3_get_channels,
+	.set_channels			= vx3_set_channels,
+	.get_tunable			= vx3_get_tunable,
+	.set_tunable			= vx3_set_tunable,
+	.get_sset_count			= vx3_get_sset_count,
+	.get_strings			= vx3_get_strings,
+	.get_ethtool_stats		= vx3_get_ethtool_stats,
+};
+
+/**
+ * vx3_set_ethtool_ops() - install the ethtool operations of vx3
+ * @netdev: the net_device, not yet registered
+ */
+void vx3_set_ethtool_ops(struct net_device *netdev)
+{
+	netdev->ethtool_ops = &vx3_ethtool_ops;
+}

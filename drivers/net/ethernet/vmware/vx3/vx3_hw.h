@@ -1,0 +1,364 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* vx3: VMXNET3 device interface (revision 1, UPT version 1)
+ *
+ * Registers, commands, the DriverShared area, queue descriptors and ring
+ * descriptors. Everything the device reads or writes is little-endian;
+ * descriptor fields are extracted with GENMASK()/FIELD_GET() from __le32
+ * words, never with C bitfields.
+ */
+#ifndef _VX3_HW_H_
+#define _VX3_HW_H_
+
+#include <linux/bits.h>
+#include <linux/build_bug.h>
+#include <linux/stddef.h>
+#include <linux/types.h>
+
+#define PCI_DEVICE_ID_VMWARE_VMXNET3	0x07b0
+
+/* BAR0 ("PT") registers: 32-bit, on an 8-byte stride */
+#define VX3_BAR0			0
+#define VX3_REG_IMR(i)			(0x000 + 8 * (i))
+#define VX3_REG_TXPROD(q)		(0x600 + 8 * (q))
+#define VX3_REG_RXPROD(q)		(0x800 + 8 * (q))
+#define VX3_REG_RXPROD2(q)		(0xa00 + 8 * (q))
+
+/* BAR1 ("VD") registers */
+#define VX3_BAR1			1
+#define VX3_REG_VRRS			0x00
+#define VX3_REG_UVRS			0x08
+#define VX3_REG_DSAL			0x10
+#define VX3_REG_DSAH			0x18
+#define VX3_REG_CMD			0x20
+#define VX3_REG_MACL			0x28
+#define VX3_REG_MACH			0x30
+#define VX3_REG_ICR			0x38
+#define VX3_REG_ECR			0x40
+
+#define VX3_REV_1			BIT(0)
+#define VX3_UPT_1			BIT(0)
+
+/* Commands written to VX3_REG_CMD */
+enum vx3_cmd {
+	VX3_CMD_ACTIVATE_DEV		= 0xcafe0000,
+	VX3_CMD_QUIESCE_DEV		= 0xcafe0001,
+	VX3_CMD_RESET_DEV		= 0xcafe0002,
+	VX3_CMD_UPDATE_RX_MODE		= 0xcafe0003,
+	VX3_CMD_UPDATE_MAC_FILTERS	= 0xcafe0004,
+	VX3_CMD_UPDATE_VLAN_FILTERS	= 0xcafe0005,
+	VX3_CMD_UPDATE_FEATURE		= 0xcafe0009,
+	VX3_CMD_GET_STATS		= 0xf00d0001,
+	VX3_CMD_GET_LINK		= 0xf00d0002,
+	VX3_CMD_GET_PERM_MAC_LO		= 0xf00d0003,
+	VX3_CMD_GET_PERM_MAC_HI		= 0xf00d0004,
+};
+
+#define VX3_LINK_UP			BIT(0)
+#define VX3_LINK_SPEED			GENMASK(31, 16)
+
+/* Event cause bits in vx3_shared.ecr and VX3_REG_ECR */
+#define VX3_ECR_RQERR			BIT(0)
+#define VX3_ECR_TQERR			BIT(1)
+#define VX3_ECR_LINK			BIT(2)
+#define VX3_ECR_DIC			BIT(3)
+#define VX3_ECR_DEBUG			BIT(4)
+
+/* Interrupt indices (= MSI-X table entries) the device accepts */
+#define VX3_MAX_INTRS			25
+
+/* Queue and ring limits */
+#define VX3_MAX_TX_QUEUES		8
+#define VX3_MAX_RX_QUEUES		8
+#define VX3_RING_ALIGN			512
+#define VX3_RING_SIZE_ALIGN		32
+#define VX3_TX_RING_MAX			4096
+#define VX3_RX_RING_MAX			4096
+#define VX3_RX_COMP_RING_MAX		8192
+#define VX3_MIN_MTU			60
+#define VX3_MAX_MTU			9000
+
+/* uptFeatures */
+#define VX3_F_RXCSUM			BIT_ULL(0)
+#define VX3_F_RSS			BIT_ULL(1)
+#define VX3_F_RXVLAN			BIT_ULL(2)
+#define VX3_F_LRO			BIT_ULL(3)
+
+/* rxFilterConf.rxMode */
+#define VX3_RXM_UCAST			BIT(0)
+#define VX3_RXM_MCAST			BIT(1)
+#define VX3_RXM_BCAST			BIT(2)
+#define VX3_RXM_ALL_MULTI		BIT(3)
+#define VX3_RXM_PROMISC			BIT(4)
+
+/* driverInfo.gos */
+#define VX3_GOS_BITS			GENMASK(1, 0)
+#define VX3_GOS_BITS_32			1
+#define VX3_GOS_BITS_64			2
+#define VX3_GOS_TYPE			GENMASK(5, 2)
+#define VX3_GOS_TYPE_LINUX		1
+
+#define VX3_SHARED_MAGIC		0xbabefee1
+#define VX3_VF_TABLE_WORDS		128
+
+/**
+ * struct vx3_shared - the DriverShared area the device reads at activation
+ * @magic: VX3_SHARED_MAGIC
+ * @pad: reserved
+ * @drv_version: driver version, informational
+ * @gos: guest OS description, VX3_GOS_*
+ * @rev_spt: device revisions the driver supports
+ * @upt_spt: UPT versions the driver supports
+ * @upt_features: VX3_F_* offloads
+ * @dd_pa: driver data address, unused
+ * @queue_desc_pa: DMA address of the queue descriptor table
+ * @dd_len: driver data length, unused
+ * @queue_desc_len: size of the queue descriptor table in bytes
+ * @mtu: MTU, 60..9000
+ * @max_rx_sg: maximum number of RX buffers per packet
+ * @num_tx_queues: number of TX queues
+ * @num_rx_queues: number of RX queues
+ * @rsvd1: reserved
+ * @auto_mask: non-zero: the device masks an interrupt index when it fires
+ * @num_intrs: number of interrupt vectors in use
+ * @event_intr_idx: interrupt index for events
+ * @mod_levels: interrupt moderation levels, unused
+ * @intr_ctrl: interrupt control, unused
+ * @rsvd2: reserved
+ * @rx_mode: VX3_RXM_* receive filter mode
+ * @mf_table_len: multicast table length in bytes
+ * @pad2: reserved
+ * @mf_table_pa: DMA address of the multicast table
+ * @vf_table: VLAN filter bitmap
+ * @rss_conf: RSS configuration descriptor, unused
+ * @pm_conf: power management configuration descriptor, unused
+ * @plugin_conf: plugin configuration descriptor, unused
+ * @ecr: event cause bits, written by the device
+ * @rsvd3: reserved
+ */
+struct vx3_shared {
+	__le32 magic;
+	__le32 pad;
+	__le32 drv_version;
+	__le32 gos;
+	__le32 rev_spt;
+	__le32 upt_spt;
+	__le64 upt_features;
+	__le64 dd_pa;
+	__le64 queue_desc_pa;
+	__le32 dd_len;
+	__le32 queue_desc_len;
+	__le32 mtu;
+	__le16 max_rx_sg;
+	u8 num_tx_queues;
+	u8 num_rx_queues;
+	__le32 rsvd1[4];
+	u8 auto_mask;
+	u8 num_intrs;
+	u8 event_intr_idx;
+	u8 mod_levels[VX3_MAX_INTRS];
+	__le32 intr_ctrl;
+	__le32 rsvd2[2];
+	__le32 rx_mode;
+	__le16 mf_table_len;
+	__le16 pad2;
+	__le64 mf_table_pa;
+	__le32 vf_table[VX3_VF_TABLE_WORDS];
+	__le32 rss_conf[4];
+	__le32 pm_conf[4];
+	__le32 plugin_conf[4];
+	__le32 ecr;
+	__le32 rsvd3[5];
+};
+
+static_assert(offsetof(struct vx3_shared, upt_features) == 0x18);
+static_assert(offsetof(struct vx3_shared, mtu) == 0x38);
+static_assert(offsetof(struct vx3_shared, auto_mask) == 0x50);
+static_assert(offsetof(struct vx3_shared, intr_ctrl) == 0x6c);
+static_assert(offsetof(struct vx3_shared, rx_mode) == 0x78);
+static_assert(offsetof(struct vx3_shared, vf_table) == 0x88);
+static_assert(offsetof(struct vx3_shared, ecr) == 0x2b8);
+static_assert(sizeof(struct vx3_shared) == 0x2d0);
+
+/**
+ * struct vx3_tx_queue_desc - TX queue descriptor (256 bytes)
+ * @num_deferred: packets queued since the last doorbell, unused
+ * @threshold: doorbell threshold, written by the device
+ * @rsvd0: reserved
+ * @ring_pa: DMA address of the TX descriptor ring
+ * @data_ring_pa: TX data ring, unused in revision 1
+ * @comp_ring_pa: DMA address of the TX completion ring
+ * @dd_pa: driver data, unused
+ * @rsvd1: reserved
+ * @ring_size: TX ring entries
+ * @data_ring_size: unused
+ * @comp_ring_size: TX completion ring entries
+ * @dd_len: unused
+ * @intr_idx: interrupt index for this queue's completions
+ * @pad: reserved
+ * @status: queue status, not written by every implementation
+ * @stats: UPT1 TX statistics, written on VX3_CMD_GET_STATS
+ * @rsvd2: reserved
+ */
+struct vx3_tx_queue_desc {
+	__le32 num_deferred;
+	__le32 threshold;
+	__le64 rsvd0;
+	__le64 ring_pa;
+	__le64 data_ring_pa;
+	__le64 comp_ring_pa;
+	__le64 dd_pa;
+	__le64 rsvd1;
+	__le32 ring_size;
+	__le32 data_ring_size;
+	__le32 comp_ring_size;
+	__le32 dd_len;
+	u8 intr_idx;
+	u8 pad[7];
+	__le32 status[2];
+	__le64 stats[10];
+	u8 rsvd2[88];
+};
+
+/* UPT1 TX statistics, indices into vx3_tx_queue_desc.stats */
+enum vx3_hw_tx_stat {
+	VX3_HW_TX_TSO_PKTS,
+	VX3_HW_TX_TSO_BYTES,
+	VX3_HW_TX_UCAST_PKTS,
+	VX3_HW_TX_UCAST_BYTES,
+	VX3_HW_TX_MCAST_PKTS,
+	VX3_HW_TX_MCAST_BYTES,
+	VX3_HW_TX_BCAST_PKTS,
+	VX3_HW_TX_BCAST_BYTES,
+	VX3_HW_TX_ERRORS,
+	VX3_HW_TX_DISCARDS,
+};
+
+/**
+ * struct vx3_rx_queue_desc - RX queue descriptor (256 bytes)
+ * @update_prod: device asks for RXPROD writes, unused
+ * @pad0: reserved
+ * @rsvd0: reserved
+ * @ring_pa: DMA addresses of RX ring 0 (head buffers) and 1 (body buffers)
+ * @comp_ring_pa: DMA address of the RX completion ring
+ * @dd_pa: driver data, unused
+ * @rsvd1: reserved
+ * @ring_size: entries of RX rings 0 and 1
+ * @comp_ring_size: RX completion ring entries
+ * @dd_len: unused
+ * @intr_idx: interrupt index for this queue
+ * @pad: reserved
+ * @status: queue status, not written by every implementation
+ * @stats: UPT1 RX statistics, written on VX3_CMD_GET_STATS
+ * @rsvd2: reserved
+ */
+struct vx3_rx_queue_desc {
+	u8 update_prod;
+	u8 pad0[7];
+	__le64 rsvd0;
+	__le64 ring_pa[2];
+	__le64 comp_ring_pa;
+	__le64 dd_pa;
+	__le64 rsvd1;
+	__le32 ring_size[2];
+	__le32 comp_ring_size;
+	__le32 dd_len;
+	u8 intr_idx;
+	u8 pad[7];
+	__le32 status[2];
+	__le64 stats[10];
+	u8 rsvd2[88];
+};
+
+/* UPT1 RX statistics, indices into vx3_rx_queue_desc.stats */
+enum vx3_hw_rx_stat {
+	VX3_HW_RX_LRO_PKTS,
+	VX3_HW_RX_LRO_BYTES,
+	VX3_HW_RX_UCAST_PKTS,
+	VX3_HW_RX_UCAST_BYTES,
+	VX3_HW_RX_MCAST_PKTS,
+	VX3_HW_RX_MCAST_BYTES,
+	VX3_HW_RX_BCAST_PKTS,
+	VX3_HW_RX_BCAST_BYTES,
+	VX3_HW_RX_OUT_OF_BUF,
+	VX3_HW_RX_ERRORS,
+};
+
+static_assert(offsetof(struct vx3_tx_queue_desc, ring_size) == 0x38);
+static_assert(offsetof(struct vx3_tx_queue_desc, intr_idx) == 0x48);
+static_assert(offsetof(struct vx3_tx_queue_desc, stats) == 0x58);
+static_assert(sizeof(struct vx3_tx_queue_desc) == 256);
+static_assert(offsetof(struct vx3_rx_queue_desc, ring_size) == 0x38);
+static_assert(offsetof(struct vx3_rx_queue_desc, intr_idx) == 0x48);
+static_assert(offsetof(struct vx3_rx_queue_desc, stats) == 0x58);
+static_assert(sizeof(struct vx3_rx_queue_desc) == 256);
+
+/**
+ * struct vx3_desc - a 16-byte ring entry: TX or RX descriptor, or completion
+ * @addr: buffer DMA address (TX and RX descriptors)
+ * @w: the four little-endian words w0..w3
+ *
+ * Field positions below are given per word, as the device defines them.
+ */
+struct vx3_desc {
+	union {
+		__le64 addr;
+		__le32 w[4];
+	};
+};
+
+static_assert(sizeof(struct vx3_desc) == 16);
+
+/* Generation bit: the same position in every ring entry type that has it */
+#define VX3_TXD_GEN			BIT(14)		/* TX descriptor w2 */
+#define VX3_RXD_GEN			BIT(31)		/* RX descriptor w2 */
+#define VX3_COMP_GEN			BIT(31)		/* completions, w3 */
+
+/* TX descriptor, w2 */
+#define VX3_TXD_LEN			GENMASK(13, 0)
+#define VX3_TXD_DTYPE			BIT(16)
+#define VX3_TXD_MSSCOF			GENMASK(31, 18)
+/* TX descriptor, w3 */
+#define VX3_TXD_HLEN			GENMASK(9, 0)
+#define VX3_TXD_OM			GENMASK(11, 10)
+#define VX3_TXD_EOP			BIT(12)
+#define VX3_TXD_CQ			BIT(13)
+#define VX3_TXD_TI			BIT(15)
+#define VX3_TXD_TCI			GENMASK(31, 16)
+
+#define VX3_OM_NONE			0
+#define VX3_OM_CSUM			2
+#define VX3_OM_TSO			3
+
+/* A TX descriptor carries at most 16 KiB; length 0 encodes 16384 */
+#define VX3_TXD_MAX_LEN			16384
+
+/* TX completion, w0 */
+#define VX3_TXC_IDX			GENMASK(11, 0)
+
+/* RX descriptor, w2 */
+#define VX3_RXD_LEN			GENMASK(13, 0)
+#define VX3_RXD_BTYPE			BIT(14)
+#define VX3_RXD_BTYPE_HEAD		0
+#define VX3_RXD_BTYPE_BODY		1
+#define VX3_RXD_MAX_LEN			16383
+
+/* RX completion, w0 */
+#define VX3_RXC_IDX			GENMASK(11, 0)
+#define VX3_RXC_EOP			BIT(14)
+#define VX3_RXC_SOP			BIT(15)
+#define VX3_RXC_RQID			GENMASK(25, 16)
+#define VX3_RXC_CNC			BIT(30)
+/* RX completion, w2 */
+#define VX3_RXC_LEN			GENMASK(13, 0)
+#define VX3_RXC_ERR			BIT(14)
+#define VX3_RXC_TS			BIT(15)
+#define VX3_RXC_TCI			GENMASK(31, 16)
+/* RX completion, w3 */
+#define VX3_RXC_TUC			BIT(16)
+#define VX3_RXC_UDP			BIT(17)
+#define VX3_RXC_TCP			BIT(18)
+#define VX3_RXC_IPC			BIT(19)
+#define VX3_RXC_V6			BIT(20)
+#define VX3_RXC_V4			BIT(21)
+
+#endif /* _VX3_HW_H_ */

@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* vx3: NAPI vectors, the queues they own, and polling */
+
+#include <linux/dma-mapping.h>
+#include <linux/netdevice.h>
+#include <linux/slab.h>
+
+#include "vx3.h"
+
+static int vx3_poll(struct napi_struct *napi, int budget)
+{
+	struct vx3_vector *vec = container_of(napi, struct vx3_vector, napi);
+	struct vx3_priv *priv = vec->priv;
+	bool bad = false;
+	int work = 0;
+	u32 i;
+
+	/* TX completions are cleaned whatever the budget, even from
+	 * netpoll (budget 0); RX only with a budget.
+	 */
+	if (!vx3_tx_clean(&vec->tx, budget))
+		bad = true;
+	for (i = 0; budget && i < vec->num_rx && !bad; i++)
+		work += vx3_rx_clean(&vec->rx[i], budget, &bad);
+
+	if (unlikely(bad)) {
+		/* Leave the interrupt masked; the reset restarts the rings */
+		vx3_schedule_reset(priv);
+		if (!budget)
+			return 0;
+		work = min(work, budget - 1);
+		napi_complete_done(napi, work);
+		return work;
+	}
+
+	if (work >= budget)
+		return budget;
+	if (napi_complete_done(napi, work))
+		vx3_irq_unmask(priv, vec->intr_idx);
+	return work;
+}
+
+static void vx3_free_vector(struct vx3_vector *vec)
+{
+	u32 i;
+
+	for (i = 0; i < vec->num_rx; i++)
+		vx3_rx_queue_free(&vec->rx[i]);
+	vx3_tx_ring_free(&vec->tx);
+	netif_napi_del(&vec->napi);
+	kfree(vec);
+}
+
+static struct vx3_vector *vx3_alloc_vector(struct vx3_priv *priv,
+					   const struct vx3_cfg *cfg, u16 idx)
+{
+	u32 num_rx = idx ? 0 : 1;
+	struct vx3_vector *vec;
+	int err;
+
+	vec = kzalloc(struct_size(vec, rx, num_rx), GFP_KERNEL);
+	if (!vec)
+		return NULL;
+	vec->num_rx = num_rx;
+	vec->priv = priv;
+	vec->irq = -1;
+	vec->intr_idx = priv->intr_mode == VX3_INTR_MSIX ? idx : 0;
+	netif_napi_add(priv->netdev, &vec->napi, vx3_poll);
+
+	err = vx3_tx_ring_alloc(priv, &vec->tx, idx, cfg->tx_ring);
+	if (err) {
+		vec->num_rx = 0;
+		goto err_free;
+	}
+	if (num_rx) {
+		err = vx3_rx_queue_alloc(priv, &vec->rx[0], &vec->napi, 0,
+					 cfg);
+		if (err) {
+			vec->num_rx = 0;
+			goto err_free;
+		}
+	}
+	return vec;
+
+err_free:
+	vx3_free_vector(vec);
+	return NULL;
+}
+
+/**
+ * vx3_free_qset() - free a stopped queue set
+ * @priv: driver private data
+ * @qs: the queue set, may be NULL
+ */
+void vx3_free_qset(struct vx3_priv *priv, struct vx3_qset *qs)
+{
+	u32 i;
+
+	if (!qs)
+		return;
+	for (i = 0; i < qs->num_vec; i++)
+		vx3_free_vector(qs->vec[i]);
+	if (qs->qdesc)
+		dma_free_coherent(&priv->pdev->dev,
+				  (qs->num_vec + 1) * 256, qs->qdesc,
+				  qs->qdesc_dma);
+	kfree(qs);
+}
+
+/**
+ * vx3_alloc_qset() - allocate every queue of a configuration
+ * @priv: driver private data
+ * @cfg: the configuration
+ *
+ * Return: the queue set, or NULL if memory ran out.
+ */
+struct vx3_qset *vx3_alloc_qset(struct vx3_priv *priv,
+				const struct vx3_cfg *cfg)
+{
+	u32 nvec = min(cfg->num_txq, vx3_max_txq(priv));
+	struct vx3_qset *qs;
+
+	qs = kzalloc(sizeof(*qs), GFP_KERNEL);
+	if (!qs)
+		return NULL;
+	qs->cfg = *cfg;
+
+	qs->qdesc = dma_alloc_coherent(&priv->pdev->dev, (nvec + 1) * 256,
+				       &qs->qdesc_dma, GFP_KERNEL);
+	if (!qs->qdesc)
+		goto err_free;
+
+	for (qs->num_vec = 0; qs->num_vec < nvec; qs->num_vec++) {
+		qs->vec[qs->num_vec] = vx3_alloc_vector(priv, cfg,
+							qs->num_vec);
+		if (!qs->vec[qs->num_vec])
+			goto err_free;
+	}
+	return qs;
+
+err_free:
+	vx3_free_qset(priv, qs);
+	return NULL;
+}
+
+/**
+ * vx3_qset_reset() - prepare a queue set for activation
+ * @qs: the queue set
+ *
+ * Return: 0, or -ENOMEM if RX buffers could not be posted.
+ */
+int vx3_qset_reset(struct vx3_qset *qs)
+{
+	u32 i, r;
+	int err;
+
+	for (i = 0; i < qs->num_vec; i++) {
+		vx3_tx_ring_reset(&qs->vec[i]->tx);
+		for (r = 0; r < qs->vec[i]->num_rx; r++) {
+			err = vx3_rx_queue_reset(&qs->vec[i]->rx[r]);
+			if (err)
+				return err;
+		}
+	}
+	return 0;
+}
+
+/**
+ * vx3_qset_drain() - drop what a stopped queue set still holds in flight
+ * @qs: the queue set
+ *
+ * Pending TX packets are freed. RX buffers stay posted in their slots so
+ * the set can be started again; vx3_free_qset() returns them.
+ */
+void vx3_qset_drain(struct vx3_qset *qs)
+{
+	u32 i, r;
+
+	for (i = 0; i < qs->num_vec; i++) {
+		vx3_tx_ring_drain(&qs->vec[i]->tx);
+		for (r = 0; r < qs->vec[i]->num_rx; r++) {
+			struct vx3_rx_queue *rxq = &qs->vec[i]->rx[r];
+
+			if (rxq->skb) {
+				dev_kfree_skb_any(rxq->skb);
+				rxq->skb = NULL;
+			}
+		}
+	}
+}

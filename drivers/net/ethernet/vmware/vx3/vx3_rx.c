@@ -1,0 +1,554 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* vx3: receive path on page_pool page segments
+ *
+ * Ring 0 holds head buffers: page_pool fragments sized for the headroom,
+ * a full frame and the skb_shared_info, so the head buffer itself becomes
+ * the skb (napi_build_skb()). Ring 1 holds body pages, attached as frags
+ * for jumbo frames and for the device's aggregates (HW-GRO).
+ */
+
+#include <linux/bitfield.h>
+#include <linux/etherdevice.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/tcp.h>
+#include <net/ip.h>
+#include <net/page_pool/helpers.h>
+
+#include "vx3.h"
+
+static bool vx3_lap_gen(u32 count, u32 size)
+{
+	return !(count & size);
+}
+
+/**
+ * vx3_rx_head_truesize() - memory taken by one head buffer
+ * @mtu: the MTU the buffer must hold a frame of
+ *
+ * Return: a power of two of at most PAGE_SIZE.
+ */
+u32 vx3_rx_head_truesize(u32 mtu)
+{
+	u32 size = SKB_DATA_ALIGN(VX3_RX_HEADROOM + mtu + VLAN_ETH_HLEN) +
+		   VX3_RX_SHINFO_SIZE;
+
+	return min_t(u32, roundup_pow_of_two(size), PAGE_SIZE);
+}
+
+static void vx3_rx_ring_free(struct vx3_rx_queue *rxq, struct vx3_rx_ring *r)
+{
+	struct device *dev = &rxq->priv->pdev->dev;
+
+	if (r->desc)
+		dma_free_coherent(dev, r->size * sizeof(*r->desc), r->desc,
+				  r->desc_dma);
+	kvfree(r->buf);
+	r->desc = NULL;
+	r->buf = NULL;
+}
+
+static int vx3_rx_ring_alloc(struct vx3_rx_queue *rxq, struct vx3_rx_ring *r,
+			     u32 size)
+{
+	struct device *dev = &rxq->priv->pdev->dev;
+
+	r->size = size;
+	r->buf = kvcalloc(size, sizeof(*r->buf), GFP_KERNEL);
+	r->desc = dma_alloc_coherent(dev, size * sizeof(*r->desc),
+				     &r->desc_dma, GFP_KERNEL);
+	if (!r->buf || !r->desc)
+		return -ENOMEM;
+	return 0;
+}
+
+/**
+ * vx3_rx_queue_alloc() - allocate an RX queue: rings, completions, page_pool
+ * @priv: driver private data
+ * @rxq: the queue
+ * @napi: the NAPI context that will poll it
+ * @qid: RX queue index
+ * @cfg: ring sizes and MTU
+ *
+ * Return: 0 or a negative errno; on error nothing stays allocated.
+ */
+int vx3_rx_queue_alloc(struct vx3_priv *priv, struct vx3_rx_queue *rxq,
+		       struct napi_struct *napi, u16 qid,
+		       const struct vx3_cfg *cfg)
+{
+	struct device *dev = &priv->pdev->dev;
+	struct page_pool_params pp = {
+		.order		= 0,
+		.flags		= PP_FLAG_DMA_MAP | PP_FLAG_DMA_SYNC_DEV,
+		.pool_size	= cfg->rx_ring[0] + cfg->rx_ring[1],
+		.nid		= dev_to_node(dev),
+		.dev		= dev,
+		.napi		= napi,
+		.netdev		= priv->netdev,
+		.queue_idx	= qid,
+		.dma_dir	= DMA_FROM_DEVICE,
+		.offset		= 0,
+		.max_len	= PAGE_SIZE,
+	};
+	u32 truesize = vx3_rx_head_truesize(cfg->mtu);
+	int err;
+
+	rxq->priv = priv;
+	rxq->netdev = priv->netdev;
+	rxq->napi = napi;
+	rxq->qid = qid;
+	rxq->num_rxq = 1;
+	rxq->mtu = cfg->mtu;
+	u64_stats_init(&rxq->stats.syncp);
+
+	rxq->ring[0].btype = VX3_RXD_BTYPE_HEAD;
+	rxq->ring[0].truesize = truesize;
+	rxq->ring[0].buf_len = min_t(u32, truesize - VX3_RX_HEADROOM -
+				     VX3_RX_SHINFO_SIZE, VX3_RXD_MAX_LEN);
+	rxq->ring[1].btype = VX3_RXD_BTYPE_BODY;
+	rxq->ring[1].truesize = PAGE_SIZE;
+	rxq->ring[1].buf_len = min_t(u32, VX3_RX_BODY_LEN, VX3_RXD_MAX_LEN);
+
+	err = vx3_rx_ring_alloc(rxq, &rxq->ring[0], cfg->rx_ring[0]);
+	if (err)
+		goto err_free;
+	err = vx3_rx_ring_alloc(rxq, &rxq->ring[1], cfg->rx_ring[1]);
+	if (err)
+		goto err_free;
+
+	rxq->comp_size = cfg->rx_ring[0] + cfg->rx_ring[1];
+	rxq->comp = dma_alloc_coherent(dev, rxq->comp_size * sizeof(*rxq->comp),
+				       &rxq->comp_dma, GFP_KERNEL);
+	if (!rxq->comp) {
+		err = -ENOMEM;
+		goto err_free;
+	}
+
+	rxq->pp = page_pool_create(&pp);
+	if (IS_ERR(rxq->pp)) {
+		err = PTR_ERR(rxq->pp);
+		rxq->pp = NULL;
+		goto err_free;
+	}
+	return 0;
+
+err_free:
+	vx3_rx_queue_free(rxq);
+	return err;
+}
+
+/**
+ * vx3_rx_queue_drain() - return every buffer of a stopped RX queue
+ * @rxq: the queue; the device no longer touches it
+ */
+void vx3_rx_queue_drain(struct vx3_rx_queue *rxq)
+{
+	u32 r, i;
+
+	if (rxq->skb) {
+		dev_kfree_skb_any(rxq->skb);
+		rxq->skb = NULL;
+	}
+	rxq->discard = false;
+
+	for (r = 0; r < 2; r++) {
+		struct vx3_rx_ring *ring = &rxq->ring[r];
+
+		for (i = 0; ring->buf && i < ring->size; i++) {
+			if (!ring->buf[i].page)
+				continue;
+			page_pool_put_full_page(rxq->pp, ring->buf[i].page,
+						false);
+			ring->buf[i].page = NULL;
+		}
+	}
+}
+
+/**
+ * vx3_rx_queue_free() - free an RX queue allocated by vx3_rx_queue_alloc()
+ * @rxq: the queue
+ */
+void vx3_rx_queue_free(struct vx3_rx_queue *rxq)
+{
+	struct device *dev = &rxq->priv->pdev->dev;
+
+	if (rxq->pp)
+		vx3_rx_queue_drain(rxq);
+	if (rxq->comp)
+		dma_free_coherent(dev, rxq->comp_size * sizeof(*rxq->comp),
+				  rxq->comp, rxq->comp_dma);
+	rxq->comp = NULL;
+	vx3_rx_ring_free(rxq, &rxq->ring[1]);
+	vx3_rx_ring_free(rxq, &rxq->ring[0]);
+	page_pool_destroy(rxq->pp);
+	rxq->pp = NULL;
+}
+
+/* Post buffers to every free slot of a ring. A slot that still holds a
+ * buffer (copied or dropped packet) posts it again.
+ */
+static int vx3_rx_ring_refill(struct vx3_rx_queue *rxq, struct vx3_rx_ring *r,
+			      gfp_t gfp)
+{
+	u32 mask = r->size - 1;
+	int err = 0;
+
+	while (r->fill - r->used < r->size) {
+		struct vx3_rx_buf *b = &r->buf[r->fill & mask];
+		struct vx3_desc *d = &r->desc[r->fill & mask];
+		u32 headroom = 0;
+		dma_addr_t dma;
+		u32 w2;
+
+		if (!b->page) {
+			if (r->btype == VX3_RXD_BTYPE_HEAD) {
+				b->page = page_pool_alloc_frag(rxq->pp,
+							       &b->offset,
+							       r->truesize,
+							       gfp);
+			} else {
+				b->page = page_pool_alloc_pages(rxq->pp, gfp);
+				b->offset = 0;
+			}
+			if (!b->page) {
+				err = -ENOMEM;
+				break;
+			}
+		}
+		if (r->btype == VX3_RXD_BTYPE_HEAD)
+			headroom = VX3_RX_HEADROOM;
+
+		dma = page_pool_get_dma_addr(b->page) + b->offset + headroom;
+		w2 = FIELD_PREP(VX3_RXD_LEN, r->buf_len) |
+		     FIELD_PREP(VX3_RXD_BTYPE, r->btype);
+		if (vx3_lap_gen(r->fill, r->size))
+			w2 |= VX3_RXD_GEN;
+
+		d->addr = cpu_to_le64(dma);
+		d->w[3] = 0;
+		dma_wmb();
+		d->w[2] = cpu_to_le32(w2);
+		r->fill++;
+	}
+
+	if (err) {
+		u64_stats_update_begin(&rxq->stats.syncp);
+		rxq->stats.alloc_fail++;
+		u64_stats_update_end(&rxq->stats.syncp);
+	}
+	return err;
+}
+
+/**
+ * vx3_rx_queue_reset() - post buffers to an RX queue from position 0
+ * @rxq: the queue; the device is not active
+ *
+ * Buffers still held from an earlier activation are posted again.
+ *
+ * Return: 0, or -ENOMEM if not a single head buffer could be posted.
+ */
+int vx3_rx_queue_reset(struct vx3_rx_queue *rxq)
+{
+	u32 r;
+
+	if (rxq->skb) {
+		dev_kfree_skb_any(rxq->skb);
+		rxq->skb = NULL;
+	}
+	rxq->discard = false;
+
+	for (r = 0; r < 2; r++) {
+		struct vx3_rx_ring *ring = &rxq->ring[r];
+
+		memset(ring->desc, 0, ring->size * sizeof(*ring->desc));
+		ring->fill = 0;
+		ring->used = 0;
+		vx3_rx_ring_refill(rxq, ring, GFP_KERNEL);
+	}
+	memset(rxq->comp, 0, rxq->comp_size * sizeof(*rxq->comp));
+	rxq->comp_head = 0;
+
+	return rxq->ring[0].fill ? 0 : -ENOMEM;
+}
+
+static struct sk_buff *vx3_rx_head_skb(struct vx3_rx_queue *rxq,
+				       struct vx3_rx_buf *b, u32 len)
+{
+	void *va = page_address(b->page) + b->offset;
+	struct vx3_rx_ring *r = &rxq->ring[0];
+	struct sk_buff *skb;
+	dma_addr_t dma;
+
+	page_pool_dma_sync_for_cpu(rxq->pp, b->page,
+				   b->offset + VX3_RX_HEADROOM, len);
+
+	if (len <= READ_ONCE(rxq->priv->copybreak)) {
+		skb = napi_alloc_skb(rxq->napi, len);
+		if (!skb)
+			return NULL;
+		skb_copy_to_linear_data(skb, va + VX3_RX_HEADROOM, len);
+		__skb_put(skb, len);
+		/* The buffer stays in its slot and is posted again */
+		dma = page_pool_get_dma_addr(b->page);
+		dma_sync_single_range_for_device(&rxq->priv->pdev->dev, dma,
+						 b->offset + VX3_RX_HEADROOM,
+						 len, DMA_FROM_DEVICE);
+		skb_mark_for_recycle(skb);
+		u64_stats_update_begin(&rxq->stats.syncp);
+		rxq->stats.copied++;
+		u64_stats_update_end(&rxq->stats.syncp);
+		return skb;
+	}
+
+	net_prefetch(va + VX3_RX_HEADROOM);
+	skb = napi_build_skb(va, r->truesize);
+	if (!skb)
+		return NULL;
+	skb_reserve(skb, VX3_RX_HEADROOM);
+	__skb_put(skb, len);
+	skb_mark_for_recycle(skb);
+	b->page = NULL;
+
+	u64_stats_update_begin(&rxq->stats.syncp);
+	rxq->stats.build_skb++;
+	u64_stats_update_end(&rxq->stats.syncp);
+	return skb;
+}
+
+/* Attach a body buffer; false if the skb has no room for another frag */
+static bool vx3_rx_add_body(struct vx3_rx_queue *rxq, struct sk_buff *skb,
+			    struct vx3_rx_buf *b, u32 len)
+{
+	struct skb_shared_info *sh = skb_shinfo(skb);
+
+	if (!len)
+		return true;
+	if (sh->nr_frags >= MAX_SKB_FRAGS)
+		return false;
+
+	page_pool_dma_sync_for_cpu(rxq->pp, b->page, b->offset, len);
+	skb_add_rx_frag(skb, sh->nr_frags, b->page, b->offset, len,
+			rxq->ring[1].truesize);
+	b->page = NULL;
+
+	u64_stats_update_begin(&rxq->stats.syncp);
+	rxq->stats.body_bufs++;
+	u64_stats_update_end(&rxq->stats.syncp);
+	return true;
+}
+
+/* Turn a device aggregate into a GSO skb the stack can forward. A
+ * revision-1 completion has no MSS: the device's segments were at most
+ * MTU sized, so the MSS is the MTU less the IP and TCP headers.
+ */
+static void vx3_rx_hw_gro(struct vx3_rx_queue *rxq, struct sk_buff *skb)
+{
+	unsigned int nhlen, thlen, payload, mss;
+	const struct tcphdr *th;
+	u32 gso_type;
+
+	if (skb->protocol == htons(ETH_P_IP)) {
+		const struct iphdr *iph;
+
+		if (!pskb_may_pull(skb, sizeof(*iph)))
+			return;
+		iph = (const struct iphdr *)skb->data;
+		nhlen = iph->ihl * 4;
+		if (nhlen < sizeof(*iph) || iph->protocol != IPPROTO_TCP ||
+		    ip_is_fragment(iph))
+			return;
+		gso_type = SKB_GSO_TCPV4;
+	} else if (skb->protocol == htons(ETH_P_IPV6)) {
+		const struct ipv6hdr *ip6h;
+
+		if (!pskb_may_pull(skb, sizeof(*ip6h)))
+			return;
+		ip6h = (const struct ipv6hdr *)skb->data;
+		if (ip6h->nexthdr != IPPROTO_TCP)
+			return;
+		nhlen = sizeof(*ip6h);
+		gso_type = SKB_GSO_TCPV6;
+	} else {
+		return;
+	}
+
+	if (!pskb_may_pull(skb, nhlen + sizeof(*th)))
+		return;
+	th = (const struct tcphdr *)(skb->data + nhlen);
+	thlen = th->doff * 4;
+	if (thlen < sizeof(*th) || !pskb_may_pull(skb, nhlen + thlen))
+		return;
+	th = (const struct tcphdr *)(skb->data + nhlen);
+
+	if (rxq->mtu <= nhlen + thlen)
+		return;
+	mss = rxq->mtu - nhlen - thlen;
+	payload = skb->len - nhlen - thlen;
+	/* One segment: a plain packet */
+	if (payload <= mss)
+		return;
+
+	if (th->cwr)
+		gso_type |= SKB_GSO_TCP_ECN;
+	skb_shinfo(skb)->gso_type = gso_type;
+	skb_shinfo(skb)->gso_size = mss;
+	skb_shinfo(skb)->gso_segs = DIV_ROUND_UP(payload, mss);
+
+	u64_stats_update_begin(&rxq->stats.syncp);
+	rxq->stats.hw_gro_packets++;
+	rxq->stats.hw_gro_bytes += skb->len;
+	rxq->stats.hw_gro_segs += skb_shinfo(skb)->gso_segs;
+	u64_stats_update_end(&rxq->stats.syncp);
+}
+
+static void vx3_rx_deliver(struct vx3_rx_queue *rxq, struct sk_buff *skb,
+			   u32 w0, u32 w2, u32 w3)
+{
+	struct net_device *netdev = rxq->netdev;
+	bool csum_ok;
+
+	skb->protocol = eth_type_trans(skb, netdev);
+
+	csum_ok = (netdev->features & NETIF_F_RXCSUM) &&
+		  !(w0 & VX3_RXC_CNC) && (w3 & VX3_RXC_TUC) &&
+		  (w3 & (VX3_RXC_TCP | VX3_RXC_UDP));
+	if (csum_ok)
+		skb->ip_summed = CHECKSUM_UNNECESSARY;
+	else
+		skb_checksum_none_assert(skb);
+
+	if (w2 & VX3_RXC_TS)
+		__vlan_hwaccel_put_tag(skb, htons(ETH_P_8021Q),
+				       FIELD_GET(VX3_RXC_TCI, w2));
+
+	if (csum_ok && skb->len > rxq->mtu && (w3 & VX3_RXC_TCP))
+		vx3_rx_hw_gro(rxq, skb);
+
+	skb_record_rx_queue(skb, rxq->qid);
+
+	u64_stats_update_begin(&rxq->stats.syncp);
+	rxq->stats.packets++;
+	rxq->stats.bytes += skb->len;
+	if (csum_ok)
+		rxq->stats.csum_unnecessary++;
+	else
+		rxq->stats.csum_none++;
+	u64_stats_update_end(&rxq->stats.syncp);
+
+	napi_gro_receive(rxq->napi, skb);
+}
+
+static void vx3_rx_drop(struct vx3_rx_queue *rxq, u64 *counter)
+{
+	if (rxq->skb) {
+		dev_kfree_skb_any(rxq->skb);
+		rxq->skb = NULL;
+	}
+	u64_stats_update_begin(&rxq->stats.syncp);
+	(*counter)++;
+	u64_stats_update_end(&rxq->stats.syncp);
+}
+
+/**
+ * vx3_rx_clean() - process RX completions and refill the rings
+ * @rxq: the queue
+ * @budget: maximum number of packets to pass up
+ * @bad: set when the device broke the ring protocol; a reset is needed
+ *
+ * A completion is used only if its ring id, index and length are what
+ * this queue posted; anything else is counted and stops processing.
+ *
+ * Return: the number of packets processed, or @budget if the queue has
+ * no head buffer left to post and must be polled again.
+ */
+int vx3_rx_clean(struct vx3_rx_queue *rxq, int budget, bool *bad)
+{
+	u32 cmask = rxq->comp_size - 1;
+	int done = 0;
+
+	while (done < budget) {
+		struct vx3_desc *c = &rxq->comp[rxq->comp_head & cmask];
+		__le32 gen = vx3_lap_gen(rxq->comp_head, rxq->comp_size) ?
+			     cpu_to_le32(VX3_COMP_GEN) : 0;
+		u32 w0, w2, w3, rqid, idx, len;
+		struct vx3_rx_ring *r;
+		struct vx3_rx_buf *b;
+		bool sop, eop;
+
+		if ((c->w[3] & cpu_to_le32(VX3_COMP_GEN)) != gen)
+			break;
+		dma_rmb();
+
+		w0 = le32_to_cpu(c->w[0]);
+		w2 = le32_to_cpu(c->w[2]);
+		w3 = le32_to_cpu(c->w[3]);
+		rqid = FIELD_GET(VX3_RXC_RQID, w0);
+		idx = FIELD_GET(VX3_RXC_IDX, w0);
+		len = FIELD_GET(VX3_RXC_LEN, w2);
+		sop = w0 & VX3_RXC_SOP;
+		eop = w0 & VX3_RXC_EOP;
+
+		/* Head buffers come from ring 0 and start a packet; body
+		 * buffers come from ring 1 and continue one. The device
+		 * uses each ring in order.
+		 */
+		if (rqid == rxq->qid && sop && !rxq->skb && !rxq->discard)
+			r = &rxq->ring[0];
+		else if (rqid == rxq->qid + rxq->num_rxq && !sop &&
+			 (rxq->skb || rxq->discard))
+			r = &rxq->ring[1];
+		else
+			goto bad;
+		if (r->used == r->fill || idx != (r->used & (r->size - 1)) ||
+		    len > r->buf_len)
+			goto bad;
+		b = &r->buf[idx];
+		r->used++;
+		rxq->comp_head++;
+
+		if (sop) {
+			if (len < ETH_HLEN) {
+				vx3_rx_drop(rxq, &rxq->stats.drop_err);
+				rxq->discard = true;
+			} else {
+				rxq->skb = vx3_rx_head_skb(rxq, b, len);
+				if (!rxq->skb)
+					vx3_rx_drop(rxq,
+						    &rxq->stats.drop_nomem);
+				rxq->discard = !rxq->skb;
+			}
+		} else if (rxq->skb && !vx3_rx_add_body(rxq, rxq->skb, b,
+							  len)) {
+			vx3_rx_drop(rxq, &rxq->stats.drop_frags);
+			rxq->discard = true;
+		}
+
+		if (!eop)
+			continue;
+
+		if (rxq->discard || (w2 & VX3_RXC_ERR)) {
+			if (!rxq->discard || rxq->skb)
+				vx3_rx_drop(rxq, &rxq->stats.drop_err);
+			rxq->discard = false;
+			continue;
+		}
+		vx3_rx_deliver(rxq, rxq->skb, w0, w2, w3);
+		rxq->skb = NULL;
+		done++;
+	}
+
+	vx3_rx_ring_refill(rxq, &rxq->ring[0], GFP_ATOMIC);
+	vx3_rx_ring_refill(rxq, &rxq->ring[1], GFP_ATOMIC);
+	/* Without head buffers the device drops every packet and raises no
+	 * interrupt to refill: keep polling until memory is back.
+	 */
+	if (rxq->ring[0].fill == rxq->ring[0].used)
+		return budget;
+	return done;
+
+bad:
+	vx3_rx_drop(rxq, &rxq->stats.drop_bad);
+	rxq->discard = false;
+	*bad = true;
+	return done;
+}
