@@ -17,7 +17,7 @@
 #define VX3_RING_MIN			32
 #define VX3_TX_RING_DEFAULT		512
 #define VX3_RX_RING_DEFAULT		512
-#define VX3_RX_BODY_RING_DEFAULT	512
+#define VX3_RX_BODY_RING_DEFAULT	1024
 
 /* RX buffers: a head buffer is a page_pool fragment holding the headroom,
  * the frame and the skb_shared_info that napi_build_skb() puts behind it;

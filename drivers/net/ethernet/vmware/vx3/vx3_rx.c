@@ -116,7 +116,8 @@ int vx3_rx_queue_alloc(struct vx3_priv *priv, struct vx3_rx_queue *rxq,
 	if (err)
 		goto err_free;
 
-	rxq->comp_size = cfg->rx_ring[0] + cfg->rx_ring[1];
+	/* One completion per posted buffer: the ring can never overflow */
+	rxq->comp_size = roundup_pow_of_two(cfg->rx_ring[0] + cfg->rx_ring[1]);
 	rxq->comp = dma_alloc_coherent(dev, rxq->comp_size * sizeof(*rxq->comp),
 				       &rxq->comp_dma, GFP_KERNEL);
 	if (!rxq->comp) {
@@ -464,6 +465,7 @@ static void vx3_rx_drop(struct vx3_rx_queue *rxq, u64 *counter)
 int vx3_rx_clean(struct vx3_rx_queue *rxq, int budget, bool *bad)
 {
 	u32 cmask = rxq->comp_size - 1;
+	u32 consumed = 0;
 	int done = 0;
 
 	while (done < budget) {
@@ -474,6 +476,16 @@ int vx3_rx_clean(struct vx3_rx_queue *rxq, int budget, bool *bad)
 		struct vx3_rx_ring *r;
 		struct vx3_rx_buf *b;
 		bool sop, eop;
+
+		/* An aggregate takes many body buffers: give buffers back
+		 * to the device while the poll goes on, once the previous
+		 * completion's buffer has been dealt with.
+		 */
+		if (consumed >= VX3_RX_REFILL_BATCH) {
+			vx3_rx_ring_refill(rxq, &rxq->ring[0], GFP_ATOMIC);
+			vx3_rx_ring_refill(rxq, &rxq->ring[1], GFP_ATOMIC);
+			consumed = 0;
+		}
 
 		if ((c->w[3] & cpu_to_le32(VX3_COMP_GEN)) != gen)
 			break;
@@ -505,6 +517,7 @@ int vx3_rx_clean(struct vx3_rx_queue *rxq, int budget, bool *bad)
 		b = &r->buf[idx];
 		r->used++;
 		rxq->comp_head++;
+		consumed++;
 
 		if (sop) {
 			if (len < ETH_HLEN) {

@@ -342,7 +342,7 @@ err_map:
  */
 bool vx3_tx_clean(struct vx3_tx_ring *tx, int budget)
 {
-	u32 mask = tx->size - 1, tail = tx->tail, head = READ_ONCE(tx->head);
+	u32 mask = tx->size - 1, tail = tx->tail;
 	u32 pkts = 0, bytes = 0;
 	bool ok = true;
 
@@ -356,9 +356,12 @@ bool vx3_tx_clean(struct vx3_tx_ring *tx, int budget)
 			break;
 		dma_rmb();
 
+		/* The producer index is read after the completion: the
+		 * device can complete a packet as soon as xmit published it.
+		 */
 		idx = FIELD_GET(VX3_TXC_IDX, le32_to_cpu(c->w[0]));
 		dist = (idx - tail) & mask;
-		if (idx >= tx->size || dist >= head - tail ||
+		if (idx >= tx->size || dist >= READ_ONCE(tx->head) - tail ||
 		    !tx->buf[idx].skb) {
 			ok = false;
 			break;
