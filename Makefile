@@ -1,0 +1,70 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# vx3 development Makefile (out-of-tree build, static checks, VM tests).
+# See README. This file is not part of a kernel tree's kbuild.
+
+SHELL := /bin/bash
+PYTHON ?= /usr/bin/python3
+
+VX3_DIR := $(CURDIR)/drivers/net/ethernet/vmware/vx3
+DEPS := $(CURDIR)/scripts/vx3-deps.sh
+
+# Guest/module kernel: the newest installed Debian 6.12 kernel that has both
+# /boot/vmlinuz-<v> and headers. Override with KVER=... or KDIR=....
+KVER ?= $(shell $(DEPS) --kver 2>/dev/null)
+KDIR ?= /lib/modules/$(KVER)/build
+export KVER KDIR
+
+.PHONY: all modules deps check static vmtest bench clean help
+
+all: modules
+
+# Install missing dependencies (only possible as root; otherwise the script
+# prints the apt-get line and fails).
+deps:
+	@$(DEPS) --check || $(DEPS)
+
+modules:
+	@if [ ! -f $(VX3_DIR)/Makefile ]; then \
+		echo "vx3 driver not present, skipped"; \
+	else \
+		if [ ! -e "$(KDIR)/Makefile" ]; then $(DEPS) || exit 1; fi; \
+		kdir="$(KDIR)"; \
+		[ -e "$$kdir/Makefile" ] || kdir=/lib/modules/$$($(DEPS) --kver)/build; \
+		$(MAKE) -C $$kdir M=$(VX3_DIR) CONFIG_VX3=m W=1 modules; \
+	fi
+
+# deps -> build (if driver present) -> static checks -> VM tests, one summary.
+check: deps
+	@$(CURDIR)/scripts/vx3-check.sh
+
+static: deps
+	@$(CURDIR)/scripts/vx3-static-check.sh
+
+# Only the VM tests; pass e.g. VMTEST_ARGS="--driver vmxnet3 -t smoke".
+vmtest: deps
+	@$(PYTHON) $(CURDIR)/tools/testing/selftests/drivers/net/vx3/run.py $(VMTEST_ARGS)
+
+bench:
+	@echo "bench: not yet"
+
+clean:
+	@if [ -f $(VX3_DIR)/Makefile ] && [ -e "$(KDIR)/Makefile" ]; then \
+		$(MAKE) -C $(KDIR) M=$(VX3_DIR) clean; \
+	fi
+	rm -rf $(CURDIR)/build
+	find $(CURDIR)/tools/testing/selftests/drivers/net/vx3 -name __pycache__ \
+		-type d -prune -exec rm -rf {} +
+
+help:
+	@echo "vx3 targets:"
+	@echo "  make [all]      build drivers/net/ethernet/vmware/vx3/vx3.ko (W=1)"
+	@echo "                  KDIR=/lib/modules/\$$(uname -r)/build for a real host"
+	@echo "  make check      deps, build, static checks (W=1, sparse, checkpatch,"
+	@echo "                  kernel-doc) and VM tests; ends with 'N passed, N failed, N skipped'"
+	@echo "  make static     static checks only"
+	@echo "  make vmtest     VM tests only (VMTEST_ARGS='--driver vmxnet3 -t smoke')"
+	@echo "  make bench      benchmarks (not yet)"
+	@echo "  make deps       install missing dependencies (root)"
+	@echo "  make clean      remove build products"
+	@echo "Kernel: KVER=$(KVER) KDIR=$(KDIR)"

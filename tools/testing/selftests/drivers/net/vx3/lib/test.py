@@ -1,0 +1,106 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Test-side helpers: context passed to every case, skips, timeouts."""
+
+import functools
+import signal
+
+
+class Skip(Exception):
+    """Raise (or call ctx.skip()) to skip a case with a reason."""
+
+
+class CaseTimeout:
+    """Context manager: raise TimeoutError after `seconds` (main thread)."""
+
+    def __init__(self, seconds):
+        self.seconds = seconds
+
+    def _fire(self, _signum, _frame):
+        raise TimeoutError(f"case exceeded {self.seconds}s")
+
+    def __enter__(self):
+        self.old = signal.signal(signal.SIGALRM, self._fire)
+        signal.alarm(self.seconds)
+        return self
+
+    def __exit__(self, *exc):
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, self.old)
+
+
+def only_driver(*drivers):
+    """Decorator: skip the case unless the driver under test is listed."""
+    def deco(fn):
+        @functools.wraps(fn)
+        def wrapper(ctx):
+            if ctx.driver not in drivers:
+                raise Skip(f"only for {'/'.join(drivers)}")
+            return fn(ctx)
+        return wrapper
+    return deco
+
+
+vx3_only = only_driver("vx3")
+
+
+class Ctx:
+    """What a test case gets: the VM plus conveniences.
+
+    ctx.vm      lib.vm.VM (run/check/bg/peer/peer_bg/monitor/dmesg/...)
+    ctx.driver  "vx3" or "vmxnet3"
+    ctx.variant boot variant name
+    ctx.state   dict shared by setup() and the cases of one file
+    """
+
+    def __init__(self, vm, driver, variant):
+        self.vm = vm
+        self.driver = driver
+        self.variant = variant
+        self.state = {}
+
+    @staticmethod
+    def skip(reason):
+        raise Skip(reason)
+
+    @staticmethod
+    def expect(cond, msg):
+        if not cond:
+            raise AssertionError(msg)
+
+    def ifname(self, n=1):
+        return self.state.get(f"if{n}") or self.vm.ifname(n)
+
+    def load_driver(self):
+        """modprobe the driver under test; returns the guest ifnames."""
+        vm = self.vm
+        vm.check(f"modprobe {self.driver}")
+        names = {}
+        for n in range(1, vm.nics + 1):
+            names[n] = vm.check(
+                f"for i in $(seq 50); do for a in /sys/class/net/*/address; do "
+                f"grep -q {vm.mac(n)} $a && basename ${{a%/address}} && exit 0; "
+                f"done; sleep 0.1; done; exit 1").strip()
+            drv = vm.check(f"basename $(readlink /sys/class/net/{names[n]}"
+                           f"/device/driver)").strip()
+            self.expect(drv == self.driver,
+                        f"NIC {n} ({names[n]}) is bound to {drv!r}, "
+                        f"not {self.driver!r}")
+            self.state[f"if{n}"] = names[n]
+        return names
+
+    def config_ip(self, n=1):
+        """Bring NIC n up with 198.18.n.2/24 and 2001:db8:n::2/64."""
+        vm, ifn = self.vm, self.ifname(n)
+        vm.check(f"ip addr add {vm.guest_ip4(n)}/24 dev {ifn} && "
+                 f"ip -6 addr add {vm.guest_ip6(n)}/64 dev {ifn} nodad && "
+                 f"ip link set {ifn} up")
+
+
+def iperf_bytes(output):
+    """Bytes transferred according to `iperf -y C` client output (0 if none)."""
+    total = 0
+    for line in output.splitlines():
+        f = line.strip().split(",")
+        if len(f) >= 9 and f[7].isdigit():
+            total = max(total, int(f[7]))
+    return total

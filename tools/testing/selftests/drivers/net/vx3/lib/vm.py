@@ -1,0 +1,668 @@
+# SPDX-License-Identifier: GPL-2.0
+"""QEMU/TCG guest with vmxnet3 NICs on taps in per-run network namespaces.
+
+Host API (see ../README):
+    vm = VM(kver, initrd, nics=1, variant="default", logdir=...)
+    vm.start()
+    rc, out = vm.run("ip link", timeout=30)   # guest, via virtio-serial
+    out = vm.check("modprobe vmxnet3")        # raises CmdFailed on rc != 0
+    rc, out = vm.peer(1, "ping -c1 198.18.1.2")  # in peer namespace 1
+    job = vm.bg("iperf -s"); ...; out = job.stop()      # guest background
+    job = vm.peer_bg(1, "iperf -s"); ...; out = job.stop()
+    vm.monitor("set_link nic1 off")           # HMP through QMP
+    vm.dmesg(); vm.thread_cpu(); vm.close()
+
+Every resource (QEMU, namespaces, taps, background jobs) is released by
+close(), which also runs from atexit and on SIGINT/SIGTERM/SIGHUP.
+"""
+
+import atexit
+import base64
+import ctypes
+import glob
+import json
+import os
+import re
+import secrets
+import shlex
+import signal
+import socket
+import subprocess
+import threading
+import time
+
+# Boot variants: extra kernel command line and extra QEMU arguments.
+VARIANTS = {
+    "default": {
+        "append": "slub_debug=FZPU kfence.sample_interval=100 page_poison=1",
+        "qemu": [],
+    },
+}
+
+QEMU = "qemu-system-x86_64"
+RUN_DIR = "/run/vx3"		# run id -> owner pid, for reaping dead runs
+
+
+class VMError(Exception):
+    """Base class of harness errors."""
+
+
+class VMCrash(VMError):
+    """QEMU exited or the guest panicked."""
+
+
+class CmdTimeout(VMError):
+    """A command did not finish in time."""
+
+
+class CmdFailed(VMError):
+    """A command exited non-zero (vm.check / vm.peer_check)."""
+
+
+_live = set()
+_handlers_installed = False
+
+
+def _cleanup_all():
+    for obj in list(_live):
+        try:
+            obj.close()
+        except Exception:  # noqa: BLE001 - best effort at exit
+            pass
+
+
+def _on_signal(signum, _frame):
+    # Turn the signal into an exception so that try/finally blocks run;
+    # atexit covers whatever is left.
+    signal.signal(signum, signal.SIG_IGN)
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def _install_handlers():
+    global _handlers_installed
+    if _handlers_installed:
+        return
+    _handlers_installed = True
+    atexit.register(_cleanup_all)
+    if threading.current_thread() is threading.main_thread():
+        for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(s, _on_signal)
+
+
+def _pdeathsig():
+    # QEMU dies with the harness even if the harness is SIGKILLed.
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)		# PR_SET_PDEATHSIG
+    except OSError:
+        pass
+    os.setpgrp()
+
+
+def sh(cmd, timeout=60, check=True):
+    """Run a host command (list or string). Returns (rc, output)."""
+    if isinstance(cmd, str):
+        cmd = ["sh", "-c", cmd]
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         stdin=subprocess.DEVNULL, start_new_session=True)
+    try:
+        out, _ = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _killpg(p)
+        out, _ = p.communicate()
+        raise CmdTimeout(f"host command timed out after {timeout}s: "
+                         f"{shlex.join(cmd)}\n{out.decode(errors='replace')}")
+    out = out.decode(errors="replace")
+    if check and p.returncode != 0:
+        raise CmdFailed(f"host command failed (rc={p.returncode}): "
+                        f"{shlex.join(cmd)}\n{out}")
+    return p.returncode, out
+
+
+def _killpg(p, sig=signal.SIGKILL):
+    try:
+        os.killpg(p.pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _pid_alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def reap_dead_runs():
+    """Remove namespaces and taps of earlier runs whose harness is gone."""
+    for f in glob.glob(os.path.join(RUN_DIR, "*.pid")):
+        runid = os.path.basename(f)[:-4]
+        try:
+            pid = int(open(f).read().split()[0])
+        except (OSError, ValueError, IndexError):
+            pid = 0
+        if pid and _pid_alive(pid):
+            continue
+        _remove_net(runid, range(1, 10))
+        try:
+            os.unlink(f)
+        except OSError:
+            pass
+
+
+def _names(runid, n):
+    # Interface names must stay <= 15 characters: "vx3" + 6 + "t" + n.
+    return f"vx3-{runid}-p{n}", f"vx3{runid}t{n}"
+
+
+def _remove_net(runid, nics):
+    for n in nics:
+        ns, tap = _names(runid, n)
+        subprocess.run(["ip", "-n", ns, "link", "del", tap],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        subprocess.run(["ip", "netns", "del", ns],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        subprocess.run(["ip", "link", "del", tap],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+class BgJob:
+    """A background command in the guest or a peer namespace."""
+
+    def __init__(self, stop_fn, desc):
+        self._stop_fn = stop_fn
+        self.desc = desc
+        self.output = None
+
+    def stop(self):
+        """Kill the job (if still running) and return its output."""
+        if self.output is None:
+            self.output = self._stop_fn()
+        return self.output
+
+
+class VM:
+    """One guest, its NICs, their peer namespaces and the control channel."""
+
+    def __init__(self, kver, initrd, nics=1, variant="default", logdir=None,
+                 runid=None, mem=1024, smp=2, boot_timeout=300, append=""):
+        self.kver = kver
+        self.initrd = initrd
+        self.nics = nics
+        self.variant = variant
+        self.runid = runid or secrets.token_hex(3)
+        self.logdir = os.path.abspath(logdir or f"build/vmtest/{self.runid}")
+        # Unix socket paths are limited to 108 bytes: keep them short.
+        self.sockdir = f"/tmp/vx3-{self.runid}"
+        self.mem = mem
+        self.smp = smp
+        self.boot_timeout = boot_timeout
+        self.extra_append = append
+        self.proc = None
+        self.ctl = None
+        self.qmp_sock = None
+        self._qmp_file = None
+        self._qmp_lock = threading.Lock()
+        self._send_lock = threading.Lock()
+        self._pending = {}
+        self._cond = threading.Condition()
+        self._ctl_dead = False
+        self._hello = None
+        self._next_id = 0
+        self._bg = []
+        self._net_made = []
+        self._closed = False
+        self._reader = None
+
+    # --- names ------------------------------------------------------------
+    def netns(self, n):
+        return _names(self.runid, n)[0]
+
+    def tap(self, n):
+        return _names(self.runid, n)[1]
+
+    def mac(self, n):
+        r = bytes.fromhex(self.runid)
+        return f"52:54:{r[0]:02x}:{r[1]:02x}:{r[2]:02x}:{n:02x}"
+
+    @staticmethod
+    def guest_ip4(n):
+        return f"198.18.{n}.2"
+
+    @staticmethod
+    def peer_ip4(n):
+        return f"198.18.{n}.1"
+
+    @staticmethod
+    def guest_ip6(n):
+        return f"2001:db8:{n}::2"
+
+    @staticmethod
+    def peer_ip6(n):
+        return f"2001:db8:{n}::1"
+
+    @property
+    def console_log(self):
+        return os.path.join(self.logdir, "console.log")
+
+    @property
+    def guest_errors_log(self):
+        return os.path.join(self.logdir, "qemu-guest-errors.log")
+
+    # --- lifecycle ----------------------------------------------------------
+    def start(self):
+        _install_handlers()
+        _live.add(self)
+        os.makedirs(self.logdir, exist_ok=True)
+        os.makedirs(self.sockdir, exist_ok=True)
+        os.makedirs(RUN_DIR, exist_ok=True)
+        with open(os.path.join(RUN_DIR, f"{self.runid}.pid"), "w") as f:
+            f.write(f"{os.getpid()}\n")
+        try:
+            self._start()
+        except BaseException:
+            self.close()
+            raise
+
+    def _start(self):
+        for n in range(1, self.nics + 1):
+            self._net_made.append(n)
+            sh(["ip", "tuntap", "add", "dev", self.tap(n), "mode", "tap",
+                "vnet_hdr"])
+            sh(["ip", "netns", "add", self.netns(n)])
+
+        var = VARIANTS[self.variant]
+        append = " ".join(x for x in ("console=ttyS0 panic=-1 "
+                                      "printk.devkmsg=on", var["append"],
+                                      self.extra_append) if x)
+        qmp = os.path.join(self.sockdir, "qmp.sock")
+        ctl = os.path.join(self.sockdir, "ctl.sock")
+        cmd = [QEMU,
+               "-name", f"vx3-{self.runid},debug-threads=on",
+               "-accel", "tcg,thread=multi", "-M", "q35", "-cpu", "max",
+               "-smp", str(self.smp), "-m", str(self.mem),
+               "-nodefaults", "-nographic", "-no-reboot",
+               "-kernel", f"/boot/vmlinuz-{self.kver}",
+               "-initrd", self.initrd, "-append", append,
+               "-serial", f"file:{self.console_log}",
+               "-d", "guest_errors", "-D", self.guest_errors_log,
+               "-qmp", f"unix:{qmp},server=on,wait=off",
+               "-device", "virtio-serial-pci,id=vser",
+               "-chardev", f"socket,path={ctl},server=on,wait=off,id=ctl",
+               "-device", "virtserialport,chardev=ctl,name=ctl"]
+        for n in range(1, self.nics + 1):
+            cmd += ["-netdev", f"tap,id=n{n},ifname={self.tap(n)},"
+                    "script=no,downscript=no,vnet_hdr=on",
+                    "-device", f"vmxnet3,netdev=n{n},id=nic{n},"
+                    f"mac={self.mac(n)}"]
+        cmd += var["qemu"]
+        with open(os.path.join(self.logdir, "qemu-cmdline"), "w") as f:
+            f.write(shlex.join(cmd) + "\n")
+        self._qemu_out = open(os.path.join(self.logdir, "qemu.log"), "wb")
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
+                                     stdout=self._qemu_out,
+                                     stderr=subprocess.STDOUT,
+                                     preexec_fn=_pdeathsig)
+        self.t_start = time.monotonic()
+        self._qmp_connect(qmp)
+        # QMP answers only after all devices (and the taps) are set up: now
+        # move each tap into its peer namespace and configure it there.
+        for n in range(1, self.nics + 1):
+            ns, tap = self.netns(n), self.tap(n)
+            sh(["ip", "link", "set", tap, "netns", ns])
+            sh(["ip", "-n", ns, "link", "set", "lo", "up"])
+            sh(["ip", "netns", "exec", ns, "sysctl", "-qw",
+                f"net.ipv6.conf.{tap}.accept_ra=0"])
+            sh(["ip", "-n", ns, "addr", "add", f"{self.peer_ip4(n)}/24",
+                "dev", tap])
+            sh(["ip", "-n", ns, "-6", "addr", "add",
+                f"{self.peer_ip6(n)}/64", "dev", tap, "nodad"])
+            sh(["ip", "-n", ns, "link", "set", tap, "up"])
+        self._ctl_connect(ctl)
+        self.boot_time = time.monotonic() - self.t_start
+
+    def _connect_unix(self, path, timeout=30):
+        deadline = time.monotonic() + timeout
+        while True:
+            self.check_alive()
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                s.connect(path)
+                return s
+            except OSError:
+                s.close()
+                if time.monotonic() > deadline:
+                    raise VMError(f"cannot connect to {path}")
+                time.sleep(0.1)
+
+    def _qmp_connect(self, path):
+        self.qmp_sock = self._connect_unix(path)
+        self.qmp_sock.settimeout(120)
+        self._qmp_file = self.qmp_sock.makefile("rwb", buffering=0)
+        greeting = self._qmp_read()
+        if "QMP" not in greeting:
+            raise VMError(f"bad QMP greeting: {greeting}")
+        self.qmp("qmp_capabilities")
+
+    def _qmp_read(self):
+        while True:
+            line = self._qmp_file.readline()
+            if not line:
+                self.check_alive()
+                raise VMCrash("QMP connection closed")
+            msg = json.loads(line)
+            if "event" in msg:
+                continue
+            return msg
+
+    def qmp(self, execute, **arguments):
+        """Run a QMP command; returns its "return" value."""
+        with self._qmp_lock:
+            req = {"execute": execute}
+            if arguments:
+                req["arguments"] = arguments
+            self._qmp_file.write(json.dumps(req).encode() + b"\n")
+            resp = self._qmp_read()
+        if "error" in resp:
+            raise VMError(f"QMP {execute}: {resp['error']}")
+        return resp.get("return")
+
+    def monitor(self, cmd):
+        """Run an HMP command (e.g. "set_link nic1 off"); returns its text."""
+        return self.qmp("human-monitor-command", **{"command-line": cmd})
+
+    def _ctl_connect(self, path):
+        self.ctl = self._connect_unix(path)
+        self._reader = threading.Thread(target=self._ctl_reader, daemon=True)
+        self._reader.start()
+        deadline = time.monotonic() + self.boot_timeout
+        with self._cond:
+            while self._hello is None:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise VMError(f"guest agent did not answer within "
+                                  f"{self.boot_timeout}s\n{self.console_tail()}")
+                if self._ctl_dead:
+                    break
+                self._cond.wait(min(left, 0.5))
+                if self._hello is None:
+                    self.check_alive()
+        if self._hello is None:
+            self.check_alive()
+            raise VMError("control channel closed during boot")
+
+    def _ctl_reader(self):
+        f = self.ctl.makefile("rb")
+        try:
+            for line in f:
+                parts = line.decode(errors="replace").split()
+                if not parts:
+                    continue
+                with self._cond:
+                    if parts[0] == "H" and len(parts) >= 2:
+                        self._hello = parts[1]
+                    elif parts[0] == "R" and len(parts) >= 3:
+                        data = parts[3] if len(parts) > 3 else ""
+                        out = base64.b64decode(data).decode(errors="replace")
+                        self._pending[parts[1]] = (int(parts[2]), out)
+                    self._cond.notify_all()
+        except (OSError, ValueError):
+            pass
+        with self._cond:
+            self._ctl_dead = True
+            self._cond.notify_all()
+
+    def check_alive(self):
+        """Raise VMCrash if QEMU exited or the guest panicked."""
+        if self.proc is None:
+            return
+        rc = self.proc.poll()
+        if rc is not None:
+            raise VMCrash(f"QEMU exited (rc={rc})\n{self.console_tail()}")
+        if self._ctl_dead:
+            raise VMCrash(f"control channel closed\n{self.console_tail()}")
+
+    def console_tail(self, lines=40):
+        try:
+            with open(self.console_log, errors="replace") as f:
+                tail = f.readlines()[-lines:]
+        except OSError:
+            return "(no console log)"
+        return "--- console tail ---\n" + "".join(tail).rstrip()
+
+    def close(self):
+        """Stop everything this VM created. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        for job in self._bg:
+            try:
+                job.stop()
+            except Exception:  # noqa: BLE001
+                pass
+        if self.proc is not None and self.proc.poll() is None:
+            try:
+                if self._qmp_file is not None:
+                    self.qmp_sock.settimeout(5)
+                    self._qmp_file.write(b'{"execute": "quit"}\n')
+            except OSError:
+                pass
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        for s in (self.ctl, self.qmp_sock):
+            if s is not None:
+                try:
+                    s.close()
+                except OSError:
+                    pass
+        _remove_net(self.runid, self._net_made)
+        for p in glob.glob(os.path.join(self.sockdir, "*")):
+            try:
+                os.unlink(p)
+            except OSError:
+                pass
+        try:
+            os.rmdir(self.sockdir)
+        except OSError:
+            pass
+        try:
+            os.unlink(os.path.join(RUN_DIR, f"{self.runid}.pid"))
+        except OSError:
+            pass
+        _live.discard(self)
+
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    # --- guest commands -------------------------------------------------------
+    def run(self, cmd, timeout=60):
+        """Run a shell command in the guest; returns (rc, output).
+
+        Raises CmdTimeout when it does not finish within timeout seconds
+        (the guest kills it; the agent stays usable) and VMCrash if the
+        guest or QEMU dies meanwhile.
+        """
+        self.check_alive()
+        with self._cond:
+            self._next_id += 1
+            cid = str(self._next_id)
+        b64 = base64.b64encode(cmd.encode()).decode()
+        line = f"C {cid} {int(timeout)} {b64}\n".encode()
+        t0 = time.monotonic()
+        with self._send_lock:
+            self.ctl.sendall(line)
+        deadline = t0 + timeout + 15
+        with self._cond:
+            while cid not in self._pending:
+                if time.monotonic() > deadline:
+                    raise CmdTimeout(f"guest command gave no answer in "
+                                     f"{timeout}s: {cmd}")
+                self._cond.wait(0.5)
+                if cid not in self._pending:
+                    self.check_alive()
+            rc, out = self._pending.pop(cid)
+        if rc == 137 and time.monotonic() - t0 >= timeout - 0.5:
+            raise CmdTimeout(f"guest command timed out after {timeout}s: "
+                             f"{cmd}\n{out}")
+        return rc, out
+
+    def check(self, cmd, timeout=60):
+        """Like run(), but raise CmdFailed on non-zero exit; returns output."""
+        rc, out = self.run(cmd, timeout)
+        if rc != 0:
+            raise CmdFailed(f"guest: `{cmd}` exited {rc}:\n{out.rstrip()}")
+        return out
+
+    def bg(self, cmd):
+        """Start cmd in the guest in the background; returns a BgJob."""
+        self._next_id += 1
+        base = f"/tmp/bg.{self._next_id}"
+        pid = self.check(f"(setsid sh -c {shlex.quote(cmd)} >{base}.out 2>&1 "
+                         f"</dev/null & echo $! >{base}.pid); cat {base}.pid"
+                         ).strip()
+
+        def stop():
+            if self.proc.poll() is not None or self._ctl_dead:
+                return ""
+            _, out = self.run(f"kill -9 -{pid} {pid} 2>/dev/null; sleep 0.2; "
+                              f"cat {base}.out; rm -f {base}.*", timeout=30)
+            return out
+        job = BgJob(stop, cmd)
+        self._bg.append(job)
+        return job
+
+    def dmesg(self):
+        return self.check("dmesg", timeout=60)
+
+    def ifname(self, n):
+        """Guest interface name of NIC n (found by MAC)."""
+        mac = self.mac(n)
+        out = self.check(f"grep -l {mac} /sys/class/net/*/address || true")
+        m = re.search(r"/sys/class/net/([^/]+)/address", out)
+        return m.group(1) if m else None
+
+    # --- peers -------------------------------------------------------------------
+    def peer(self, n, cmd, timeout=60):
+        """Run a shell command in peer namespace n; returns (rc, output)."""
+        return sh(["ip", "netns", "exec", self.netns(n), "sh", "-c", cmd],
+                  timeout=timeout, check=False)
+
+    def peer_check(self, n, cmd, timeout=60):
+        rc, out = self.peer(n, cmd, timeout)
+        if rc != 0:
+            raise CmdFailed(f"peer{n}: `{cmd}` exited {rc}:\n{out.rstrip()}")
+        return out
+
+    def peer_bg(self, n, cmd):
+        """Start cmd in peer namespace n in the background; returns a BgJob."""
+        logf = open(os.path.join(self.logdir, f"peer{n}-bg-{len(self._bg)}.log"),
+                    "w+b")
+        p = subprocess.Popen(["ip", "netns", "exec", self.netns(n),
+                              "sh", "-c", cmd], stdout=logf,
+                             stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                             start_new_session=True)
+
+        def stop():
+            _killpg(p)
+            p.wait()
+            logf.seek(0)
+            out = logf.read().decode(errors="replace")
+            logf.close()
+            return out
+        job = BgJob(stop, cmd)
+        self._bg.append(job)
+        return job
+
+    # --- measurement ---------------------------------------------------------------
+    def thread_cpu(self):
+        """CPU seconds (user+system) per QEMU thread name, e.g.
+
+        {"CPU 0/TCG": 12.3, "CPU 1/TCG": 4.5, "qemu-system-x86": 1.2, ...}
+        Threads sharing a name are summed.
+        """
+        hz = os.sysconf("SC_CLK_TCK")
+        res = {}
+        for task in glob.glob(f"/proc/{self.proc.pid}/task/*"):
+            try:
+                with open(f"{task}/stat") as f:
+                    stat = f.read()
+                with open(f"{task}/comm") as f:
+                    name = f.read().strip()
+            except OSError:
+                continue
+            fields = stat[stat.rindex(")") + 2:].split()
+            cpu = (int(fields[11]) + int(fields[12])) / hz  # utime, stime
+            res[name] = res.get(name, 0.0) + cpu
+        return res
+
+
+# --- dmesg / log scanning -------------------------------------------------------------
+BAD_DMESG = [
+    r"BUG:", r"WARNING:", r"Oops", r"Call Trace", r"KFENCE",
+    r"BUG \S+ \(", r"Redzone", r"Object padding", r"Padding overwritten",
+    r"Poison overwritten", r"Freepointer corrupt", r"Object already free",
+    r"pagealloc: memory corruption", r"general protection fault",
+    r"Kernel panic", r"UBSAN:", r"INFO: task .* blocked",
+    r"rcu: INFO: .*stall", r"stalled pool shutdown",
+    r"page_pool_release_retry", r"\binflight\b",
+    r"unregister_netdevice: waiting", r"NETDEV WATCHDOG",
+    r"exceeded budget in poll", r"hw csum failure", r"refcount_t:",
+]
+BAD_DMESG_RE = re.compile("|".join(f"(?:{p})" for p in BAD_DMESG))
+_TS_RE = re.compile(r"^\[\s*(\d+\.\d+)\]")
+
+
+class LogScanner:
+    """Incremental checks after each test: dmesg, guest_errors, QEMU."""
+
+    def __init__(self, vm):
+        self.vm = vm
+        self.last_ts = -1.0
+        self.gerr_off = 0
+
+    def scan(self):
+        """Return a list of problems found since the last scan."""
+        problems = []
+        if self.vm.proc.poll() is not None:
+            problems.append(f"QEMU exited (rc={self.vm.proc.returncode})")
+            problems.append(self.vm.console_tail())
+            return problems
+        try:
+            text = self.vm.dmesg()
+        except VMError as e:
+            return [f"cannot read guest dmesg: {e}"]
+        bad = []
+        ts = self.last_ts
+        for line in text.splitlines():
+            m = _TS_RE.match(line)
+            if m:
+                ts = float(m.group(1))
+            if ts <= self.last_ts:
+                continue
+            if BAD_DMESG_RE.search(line):
+                bad.append(line)
+        self.last_ts = ts
+        if bad:
+            problems.append(f"guest dmesg has {len(bad)} bad line(s): "
+                            f"{bad[0].strip()}\n" + "\n".join(bad[1:30]))
+        try:
+            with open(self.vm.guest_errors_log, "rb") as f:
+                f.seek(self.gerr_off)
+                new = f.read()
+                self.gerr_off = f.tell()
+        except OSError:
+            new = b""
+        if new.strip():
+            problems.append("QEMU guest_errors log is not empty:\n" +
+                            new.decode(errors="replace")[:3000])
+        return problems

@@ -1,0 +1,107 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Build the test guest's initramfs from this machine's binaries.
+#
+# Usage: mkinitramfs.sh KVER OUTPUT.cpio [VX3_KO]
+#
+# Contents: busybox-static (with applet symlinks), dash as /bin/sh, iperf, mpstat, ethtool,
+# ip, their shared libraries, guest/init + guest/agent.sh, and the modules
+# vmxnet3, 8021q and (if given and present) vx3, with their dependencies,
+# decompressed (busybox modprobe cannot read .ko.xz) and indexed by depmod.
+
+set -euo pipefail
+
+KVER=$1
+OUT=$2
+VX3_KO=${3:-}
+HERE=$(cd "$(dirname "$0")" && pwd)
+MODDIR=/lib/modules/$KVER
+
+[ -d "$MODDIR" ] || { echo "mkinitramfs: no $MODDIR" >&2; exit 1; }
+
+STAGE=$(mktemp -d "${OUT%/*}/initramfs.XXXXXX")
+trap 'rm -rf "$STAGE"' EXIT
+
+mkdir -p "$STAGE"/{bin,sbin,usr/bin,usr/sbin,lib,lib64,etc,proc,sys,dev,tmp,run,root,var/log}
+mkdir -p "$STAGE/lib/modules/$KVER"
+
+# busybox first; real binaries below take precedence via PATH order.
+cp /bin/busybox "$STAGE/bin/busybox"
+for a in $(/bin/busybox --list); do
+	[ "$a" = busybox ] || ln -sf busybox "$STAGE/bin/$a"
+done
+
+copy_with_libs() {
+	local f=$1 lib
+	install -D -m 0755 "$f" "$STAGE$f"
+	for lib in $(ldd "$f" 2>/dev/null | grep -o '/[^ ]*' || true); do
+		[ -e "$STAGE$lib" ] || install -D -m 0755 "$lib" "$STAGE$lib"
+	done
+}
+
+# /bin/sh is dash: busybox's sh prefers its own applets (ip, ...) over the
+# real binaries in PATH.
+copy_with_libs /usr/bin/dash
+ln -sf /usr/bin/dash "$STAGE/bin/sh"
+
+for b in /usr/bin/iperf /usr/bin/mpstat /usr/sbin/ethtool /usr/sbin/ip; do
+	copy_with_libs "$b"
+done
+
+# Modules: resolve dependencies with modinfo, decompress, depmod.
+declare -A seen=()
+add_mod() { # name-or-path
+	local m=$1 path deps d rel
+	if [ -f "$m" ]; then
+		path=$m
+		rel=extra/$(basename "$m")
+	else
+		path=$(modinfo -k "$KVER" -n "$m")
+		case "$path" in
+		/*) ;;
+		*) return 0 ;;	# (builtin)
+		esac
+		rel=${path#"$MODDIR"/}
+	fi
+	[ -z "${seen[$path]:-}" ] || return 0
+	seen[$path]=1
+	deps=$(modinfo -F depends "$path" | tr ',' ' ')
+	for d in $deps; do
+		add_mod "$d"
+	done
+	rel=${rel%.xz}
+	mkdir -p "$STAGE/lib/modules/$KVER/$(dirname "$rel")"
+	case "$path" in
+	*.xz) xz -dc "$path" >"$STAGE/lib/modules/$KVER/$rel" ;;
+	*) cp "$path" "$STAGE/lib/modules/$KVER/$rel" ;;
+	esac
+}
+
+for m in vmxnet3 8021q virtio_console virtio_pci; do
+	add_mod "$m"
+done
+if [ -n "$VX3_KO" ] && [ -f "$VX3_KO" ]; then
+	vm=$(modinfo -F vermagic "$VX3_KO" | awk '{print $1}')
+	if [ "$vm" != "$KVER" ]; then
+		echo "mkinitramfs: $VX3_KO is built for $vm, not $KVER; not included" >&2
+	else
+		add_mod "$VX3_KO"
+	fi
+fi
+cp "$MODDIR"/modules.builtin* "$MODDIR"/modules.order "$STAGE/lib/modules/$KVER/" 2>/dev/null || true
+depmod -b "$STAGE" "$KVER"
+# Nothing autoloads NIC drivers: there is no udev/mdev in the guest and
+# /init clears the uevent helper, so tests choose the driver.
+
+install -m 0755 "$HERE/guest/init" "$STAGE/init"
+install -m 0755 "$HERE/guest/agent.sh" "$STAGE/bin/vx3-agent"
+echo "root:x:0:0:root:/root:/bin/sh" >"$STAGE/etc/passwd"
+echo "root:x:0:" >"$STAGE/etc/group"
+printf '127.0.0.1 localhost\n::1 localhost\n' >"$STAGE/etc/hosts"
+echo vx3-guest >"$STAGE/etc/hostname"
+
+(cd "$STAGE" && find . -print0 | sort -z |
+	cpio --null -o -H newc --quiet -R 0:0) >"$OUT.tmp"
+mv "$OUT.tmp" "$OUT"
+echo "mkinitramfs: $OUT ($(du -h "$OUT" | cut -f1))" >&2

@@ -1,0 +1,252 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""Run the vx3 VM tests; prints TAP.
+
+    run.py [--driver vx3|vmxnet3|all] [-t smoke[.case]] [--variant default]
+           [--tap-start N] [--summary] [--list]
+
+One VM is booted per test file, driver and variant; the file's cases run in
+order in it. After every case the guest dmesg and QEMU's guest_errors log
+are scanned (lib.vm.LogScanner); QEMU exiting fails the case and the rest
+of the file.
+"""
+
+import argparse
+import importlib.util
+import inspect
+import os
+import signal
+import subprocess
+import sys
+import time
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "../../../../../.."))
+sys.path.insert(0, HERE)
+
+from lib import vm as vmlib  # noqa: E402
+from lib.test import Ctx, Skip, CaseTimeout  # noqa: E402
+
+DRIVERS = ("vmxnet3", "vx3")
+VX3_KO = os.path.join(ROOT, "drivers/net/ethernet/vmware/vx3/vx3.ko")
+
+
+def kver():
+    v = os.environ.get("KVER")
+    if v:
+        return v
+    return subprocess.check_output([os.path.join(ROOT, "scripts/vx3-deps.sh"),
+                                    "--kver"], text=True).strip()
+
+
+def discover(filters):
+    tests = []
+    for fn in sorted(os.listdir(HERE)):
+        if not (fn.startswith("test_") and fn.endswith(".py")):
+            continue
+        name = fn[5:-3]
+        spec = importlib.util.spec_from_file_location(f"vx3test_{name}",
+                                                      os.path.join(HERE, fn))
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        cases = [f for n, f in inspect.getmembers(mod, inspect.isfunction)
+                 if n.startswith("test_") and f.__module__ == mod.__name__]
+        cases.sort(key=lambda f: f.__code__.co_firstlineno)
+        sel = []
+        for c in cases:
+            cname = c.__name__[5:]
+            if not filters or name in filters or f"{name}.{cname}" in filters:
+                sel.append(c)
+        if sel:
+            tests.append((name, mod, sel))
+    return tests
+
+
+class Tap:
+    def __init__(self, start):
+        self.n = start
+        self.counts = {"pass": 0, "fail": 0, "skip": 0}
+
+    def diag(self, text):
+        for line in str(text).rstrip().splitlines():
+            print(f"# {line}")
+
+    def result(self, ok, name, directive=""):
+        if directive.startswith("SKIP"):
+            self.counts["skip"] += 1
+        elif ok:
+            self.counts["pass"] += 1
+        else:
+            self.counts["fail"] += 1
+        line = f"{'ok' if ok else 'not ok'} {self.n} {name}"
+        if directive:
+            line += f" # {directive}"
+        print(line, flush=True)
+        self.n += 1
+
+
+def one_line(msg):
+    first = str(msg).strip().splitlines()
+    return first[0][:150] if first else "failed"
+
+
+def run_file(tap, args, name, mod, cases, driver, variant, initrd, kv,
+             have_vx3):
+    prefix = f"{driver}.{variant}.{name}" if variant != "default" \
+        else f"{driver}.{name}"
+    allowed = getattr(mod, "DRIVERS", DRIVERS)
+    skip = None
+    if driver not in allowed:
+        skip = f"test does not apply to {driver}"
+    elif driver == "vx3" and not have_vx3:
+        skip = "vx3.ko not built"
+    if skip:
+        for c in cases:
+            tap.result(True, f"{prefix}.{c.__name__[5:]}", f"SKIP {skip}")
+        return
+
+    logdir = os.path.join(args.logdir, f"{prefix}")
+    vm = vmlib.VM(kv, initrd, nics=getattr(mod, "NICS", 1), variant=variant,
+                  logdir=logdir, append=getattr(mod, "APPEND", ""))
+    tap.diag(f"{prefix}: booting VM {vm.runid} (logs in "
+             f"{os.path.relpath(logdir, ROOT)})")
+    try:
+        try:
+            vm.start()
+        except vmlib.VMError as e:
+            for c in cases:
+                tap.result(False, f"{prefix}.{c.__name__[5:]}",
+                           f"VM boot failed: {one_line(e)}")
+            tap.diag(e)
+            return
+        tap.diag(f"{prefix}: guest up in {vm.boot_time:.1f}s")
+        ctx = Ctx(vm, driver, variant)
+        scanner = vmlib.LogScanner(vm)
+        setup = getattr(mod, "setup", None)
+        setup_err = None
+        if setup is not None:
+            try:
+                with CaseTimeout(args.case_timeout):
+                    setup(ctx)
+            except Skip as e:
+                for c in cases:
+                    tap.result(True, f"{prefix}.{c.__name__[5:]}",
+                               f"SKIP {e}")
+                return
+            except Exception as e:  # noqa: BLE001
+                setup_err = e
+                tap.diag(f"setup failed:\n{traceback.format_exc()}")
+        dead = None
+        for c in cases:
+            cname = f"{prefix}.{c.__name__[5:]}"
+            if dead or setup_err:
+                tap.result(False, cname,
+                           f"{'VM died' if dead else 'setup failed'}: "
+                           f"{one_line(dead or setup_err)}")
+                continue
+            t0 = time.monotonic()
+            err = None
+            directive = ""
+            try:
+                with CaseTimeout(args.case_timeout):
+                    c(ctx)
+            except Skip as e:
+                directive = f"SKIP {e}"
+            except vmlib.VMCrash as e:
+                err = e
+                dead = e
+            except Exception as e:  # noqa: BLE001
+                err = e
+                if not isinstance(e, (AssertionError, vmlib.VMError)):
+                    tap.diag(traceback.format_exc())
+            # After a crash the console tail in err says it all.
+            problems = [] if dead else scanner.scan()
+            if vm.proc.poll() is not None and not dead:
+                dead = vmlib.VMCrash(f"QEMU exited (rc={vm.proc.returncode})")
+            if err is not None:
+                tap.diag(f"{cname}: {err}")
+            if problems:
+                tap.diag("\n".join(problems))
+            dt = time.monotonic() - t0
+            if err is not None:
+                tap.result(False, cname, f"{one_line(err)} ({dt:.0f}s)")
+            elif problems:
+                tap.result(False, cname, one_line(problems[0]))
+            else:
+                tap.result(True, cname, directive)
+        teardown = getattr(mod, "teardown", None)
+        if teardown is not None and not dead and not setup_err:
+            try:
+                with CaseTimeout(args.case_timeout):
+                    teardown(ctx)
+            except Exception as e:  # noqa: BLE001
+                tap.diag(f"teardown failed: {e}")
+    finally:
+        vm.close()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--driver", default=os.environ.get("VX3_DRIVER", "all"),
+                    choices=DRIVERS + ("all",))
+    ap.add_argument("-t", "--test", action="append", default=[],
+                    help="test file (smoke) or case (smoke.ping4); repeatable")
+    ap.add_argument("--variant", action="append", default=[],
+                    choices=sorted(vmlib.VARIANTS))
+    ap.add_argument("--tap-start", type=int, default=1)
+    ap.add_argument("--case-timeout", type=int, default=600)
+    ap.add_argument("--logdir", default=os.path.join(ROOT, "build/vmtest"))
+    ap.add_argument("--summary", action="store_true",
+                    help="end with 'N passed, N failed, N skipped'")
+    ap.add_argument("--list", action="store_true")
+    args = ap.parse_args()
+    vmlib._install_handlers()
+
+    tests = discover(args.test)
+    if args.list:
+        for name, _, cases in tests:
+            for c in cases:
+                print(f"{name}.{c.__name__[5:]}")
+        return 0
+    if args.test and not tests:
+        print(f"no test matches {args.test}", file=sys.stderr)
+        return 2
+
+    drivers = DRIVERS if args.driver == "all" else (args.driver,)
+    variants = args.variant or ["default"]
+    kv = kver()
+    os.makedirs(args.logdir, exist_ok=True)
+    vmlib.reap_dead_runs()
+
+    have_vx3 = os.path.isfile(VX3_KO)
+    initrd = os.path.join(ROOT, "build", f"initramfs-{kv}.cpio")
+    subprocess.check_call([os.path.join(HERE, "mkinitramfs.sh"), kv, initrd]
+                          + ([VX3_KO] if have_vx3 else []))
+    if have_vx3:
+        have_vx3 = subprocess.call(
+            ["sh", "-c", f"cpio -t < {initrd} 2>/dev/null | grep -q /vx3.ko$"]
+        ) == 0
+
+    tap = Tap(args.tap_start)
+    t0 = time.monotonic()
+    try:
+        for name, mod, cases in tests:
+            for driver in drivers:
+                for variant in variants:
+                    run_file(tap, args, name, mod, cases, driver, variant,
+                             initrd, kv, have_vx3)
+    except KeyboardInterrupt as e:
+        tap.diag(f"interrupted ({e})")
+        tap.result(False, "vmtest", "interrupted")
+        raise SystemExit(130)
+    tap.diag(f"vm tests took {time.monotonic() - t0:.0f}s")
+    c = tap.counts
+    if args.summary:
+        print(f"{c['pass']} passed, {c['fail']} failed, {c['skip']} skipped")
+    return 1 if c["fail"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,85 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Smoke test: load the driver, link, ping v4/v6 both ways, iperf both ways.
+
+Asserts only that things work and bytes move, never timings.
+"""
+
+from lib.test import iperf_bytes
+
+NICS = 1
+IPERF_SECONDS = 5
+
+
+def setup(ctx):
+    ctx.load_driver()
+    ctx.config_ip(1)
+
+
+def test_link(ctx):
+    vm, ifn = ctx.vm, ctx.ifname(1)
+    rc, out = vm.run(f"for i in $(seq 100); do "
+                     f"[ $(cat /sys/class/net/{ifn}/carrier) = 1 ] && "
+                     f"[ $(cat /sys/class/net/{ifn}/operstate) = up ] && "
+                     f"exit 0; sleep 0.1; done; ip link show {ifn}; exit 1")
+    ctx.expect(rc == 0, f"{ifn}: no carrier / not up after 10s:\n{out}")
+    speed = vm.run(f"cat /sys/class/net/{ifn}/speed")[1].strip()
+    vm.peer_check(1, f"ip link show {vm.tap(1)} | grep -q LOWER_UP")
+    ctx.expect(speed.lstrip("-").isdigit(), f"unreadable speed {speed!r}")
+
+
+def _ping_both(ctx, fam, gip, pip):
+    # busybox ping on both sides: the host may have no iputils-ping.
+    vm = ctx.vm
+    rc, out = vm.run(f"ping {fam} -c 3 -W 5 {pip}", timeout=30)
+    ctx.expect(rc == 0, f"guest -> peer ping {pip} failed:\n{out}")
+    rc, out = vm.peer(1, f"busybox ping {fam} -c 3 -W 5 {gip}", timeout=30)
+    ctx.expect(rc == 0, f"peer -> guest ping {gip} failed:\n{out}")
+
+
+def test_ping4(ctx):
+    vm = ctx.vm
+    _ping_both(ctx, "-4", vm.guest_ip4(1), vm.peer_ip4(1))
+
+
+def test_ping6(ctx):
+    vm = ctx.vm
+    _ping_both(ctx, "-6", vm.guest_ip6(1), vm.peer_ip6(1))
+
+
+def _wait_listen(run, port):
+    rc, out = run(f"for i in $(seq 50); do netstat -ltn 2>/dev/null | "
+                  f"grep -q ':{port} ' && exit 0; sleep 0.1; done; exit 1")
+    return rc == 0
+
+
+def test_iperf_tx(ctx):
+    """Guest transmits to the peer (driver TX path)."""
+    vm = ctx.vm
+    srv = vm.peer_bg(1, "exec iperf -s -p 5001")
+    try:
+        ctx.expect(_wait_listen(lambda c: vm.peer(1, c), 5001),
+                   "peer iperf server did not start")
+        rc, out = vm.run(f"iperf -c {vm.peer_ip4(1)} -p 5001 "
+                         f"-t {IPERF_SECONDS} -y C", timeout=IPERF_SECONDS + 60)
+    finally:
+        srv.stop()
+    ctx.expect(rc == 0, f"guest iperf client failed (rc={rc}):\n{out}")
+    n = iperf_bytes(out)
+    ctx.expect(n > 0, f"guest -> peer TCP moved no bytes:\n{out}")
+
+
+def test_iperf_rx(ctx):
+    """Peer transmits to the guest (driver RX path)."""
+    vm = ctx.vm
+    srv = vm.bg("exec iperf -s -p 5002")
+    try:
+        ctx.expect(_wait_listen(vm.run, 5002),
+                   "guest iperf server did not start")
+        rc, out = vm.peer(1, f"iperf -c {vm.guest_ip4(1)} -p 5002 "
+                          f"-t {IPERF_SECONDS} -y C",
+                          timeout=IPERF_SECONDS + 60)
+    finally:
+        srv.stop()
+    ctx.expect(rc == 0, f"peer iperf client failed (rc={rc}):\n{out}")
+    n = iperf_bytes(out)
+    ctx.expect(n > 0, f"peer -> guest TCP moved no bytes:\n{out}")
