@@ -306,6 +306,18 @@ struct vx3_base_stats {
 };
 
 /**
+ * struct vx3_hw_stats - counters the device keeps (reset at activation)
+ * @rx_out_of_buf: packets dropped because no RX buffer was posted
+ * @tx_errors: packets the device could not parse or map
+ * @tx_discards: packets the device's backend refused
+ */
+struct vx3_hw_stats {
+	u64 rx_out_of_buf;
+	u64 tx_errors;
+	u64 tx_discards;
+};
+
+/**
  * struct vx3_priv - driver private data
  * @netdev: the net_device
  * @pdev: the PCI device
@@ -329,6 +341,7 @@ struct vx3_base_stats {
  * @reset_work: resets the device from process context
  * @resets: number of resets performed
  * @base: counters of freed queues
+ * @hw_base: device counters of earlier activations
  * @msg_enable: netif_msg level
  */
 struct vx3_priv {
@@ -354,6 +367,7 @@ struct vx3_priv {
 	struct work_struct reset_work;
 	u64 resets;
 	struct vx3_base_stats base;
+	struct vx3_hw_stats hw_base;
 	u32 msg_enable;
 };
 
@@ -366,6 +380,8 @@ void vx3_irq_unmask(struct vx3_priv *priv, u8 idx);
 int vx3_up(struct vx3_priv *priv, struct vx3_qset *qs);
 void vx3_down(struct vx3_priv *priv, struct vx3_qset *qs);
 void vx3_schedule_reset(struct vx3_priv *priv);
+void vx3_read_hw_stats(struct vx3_priv *priv, struct vx3_qset *qs,
+		       struct vx3_hw_stats *hw);
 u32 vx3_max_txq(const struct vx3_priv *priv);
 
 /* vx3_netdev.c */

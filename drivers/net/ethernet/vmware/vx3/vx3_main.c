@@ -79,6 +79,42 @@ void vx3_schedule_reset(struct vx3_priv *priv)
 	schedule_work(&priv->reset_work);
 }
 
+/**
+ * vx3_read_hw_stats() - device counters since the driver was loaded
+ * @priv: driver private data
+ * @qs: the running queue set, or NULL
+ * @hw: filled with the counters of earlier activations plus, while the
+ *	device is active, those of the current one
+ */
+void vx3_read_hw_stats(struct vx3_priv *priv, struct vx3_qset *qs,
+		       struct vx3_hw_stats *hw)
+{
+	const struct vx3_tx_queue_desc *tqd;
+	const struct vx3_rx_queue_desc *rqd;
+	unsigned long flags;
+	u32 i;
+
+	*hw = priv->hw_base;
+	if (!qs)
+		return;
+	tqd = qs->qdesc;
+	rqd = (const struct vx3_rx_queue_desc *)&tqd[qs->num_vec];
+
+	spin_lock_irqsave(&priv->cmd_lock, flags);
+	if (priv->active) {
+		vx3_cmd_noread(priv, VX3_CMD_GET_STATS);
+		for (i = 0; i < qs->num_vec; i++) {
+			hw->tx_errors +=
+				le64_to_cpu(tqd[i].stats[VX3_HW_TX_ERRORS]);
+			hw->tx_discards +=
+				le64_to_cpu(tqd[i].stats[VX3_HW_TX_DISCARDS]);
+		}
+		hw->rx_out_of_buf +=
+			le64_to_cpu(rqd->stats[VX3_HW_RX_OUT_OF_BUF]);
+	}
+	spin_unlock_irqrestore(&priv->cmd_lock, flags);
+}
+
 static void vx3_update_link(struct vx3_priv *priv)
 {
 	u32 link = vx3_cmd(priv, VX3_CMD_GET_LINK);
@@ -386,7 +422,12 @@ void vx3_down(struct vx3_priv *priv, struct vx3_qset *qs)
 	netif_carrier_off(netdev);
 	netif_tx_disable(netdev);
 
+	/* The device clears its counters at the next activation */
+	spin_lock_bh(&priv->stats_lock);
+	vx3_read_hw_stats(priv, qs, &priv->hw_base);
 	vx3_reset_dev(priv);
+	spin_unlock_bh(&priv->stats_lock);
+
 	for (i = 0; i < qs->num_vec; i++) {
 		struct vx3_vector *vec = qs->vec[i];
 

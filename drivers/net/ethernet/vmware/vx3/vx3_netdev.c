@@ -5,10 +5,12 @@
 #include <linux/etherdevice.h>
 #include <linux/netdevice.h>
 #include <linux/unaligned.h>
+#include <net/tcp.h>
 #include <net/netdev_queues.h>
 
 #include "vx3.h"
 
+/* The stats structures are u64 counters followed by their syncp */
 #define VX3_NUM_STATS(type) (offsetof(type, syncp) / sizeof(u64))
 
 /**
@@ -159,7 +161,8 @@ static netdev_features_t vx3_features_check(struct sk_buff *skb,
 	    skb_checksum_start_offset(skb) > FIELD_MAX(VX3_TXD_HLEN))
 		features &= ~(NETIF_F_CSUM_MASK | NETIF_F_GSO_MASK);
 	if (skb_is_gso(skb) &&
-	    skb_shinfo(skb)->gso_size > FIELD_MAX(VX3_TXD_MSSCOF))
+	    (skb_shinfo(skb)->gso_size > FIELD_MAX(VX3_TXD_MSSCOF) ||
+	     skb_tcp_all_headers(skb) > FIELD_MAX(VX3_TXD_HLEN)))
 		features &= ~NETIF_F_GSO_MASK;
 	return vlan_features_check(skb, features);
 }
@@ -184,7 +187,18 @@ static int vx3_set_mac_address(struct net_device *netdev, void *p)
 	return 0;
 }
 
-static void vx3_stats_add(void *dst, void *src, size_t n)
+static void vx3_stats_copy(void *dst, const void *src, size_t n)
+{
+	const u64 *s = src;
+	u64 *d = dst;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		d[i] = s[i];
+}
+
+/* Add @n counters of @src to @dst and clear them in @src */
+static void vx3_stats_move(void *dst, void *src, size_t n)
 {
 	u64 *d = dst, *s = src;
 	size_t i;
@@ -214,13 +228,15 @@ struct vx3_qset *vx3_swap_qset(struct vx3_priv *priv, struct vx3_qset *qs)
 	for (i = 0; old && i < old->num_vec; i++) {
 		struct vx3_vector *vec = old->vec[i];
 
-		vx3_stats_add(&priv->base.tx, &vec->tx.stats,
-			      VX3_NUM_STATS(struct vx3_tx_stats));
-		vx3_stats_add(&priv->base.txc, &vec->tx.cstats,
-			      VX3_NUM_STATS(struct vx3_tx_comp_stats));
+		vx3_stats_move(&priv->base.tx, &vec->tx.stats,
+			       VX3_NUM_STATS(struct vx3_tx_stats));
+		vx3_stats_move(&priv->base.txc,
+			       &vec->tx.cstats,
+			       VX3_NUM_STATS(struct vx3_tx_comp_stats));
 		for (r = 0; r < vec->num_rx; r++)
-			vx3_stats_add(&priv->base.rx, &vec->rx[r].stats,
-				      VX3_NUM_STATS(struct vx3_rx_stats));
+			vx3_stats_move(&priv->base.rx,
+				       &vec->rx[r].stats,
+				       VX3_NUM_STATS(struct vx3_rx_stats));
 	}
 	priv->qs = qs;
 	spin_unlock_bh(&priv->stats_lock);
@@ -339,7 +355,7 @@ static void vx3_read_rx_stats(struct vx3_rx_stats *dst,
 
 	do {
 		start = u64_stats_fetch_begin(&src->syncp);
-		memcpy(dst, src, offsetof(struct vx3_rx_stats, syncp));
+		vx3_stats_copy(dst, src, VX3_NUM_STATS(struct vx3_rx_stats));
 	} while (u64_stats_fetch_retry(&src->syncp, start));
 }
 
@@ -351,12 +367,13 @@ static void vx3_read_tx_stats(struct vx3_tx_stats *dst,
 
 	do {
 		start = u64_stats_fetch_begin(&tx->stats.syncp);
-		memcpy(dst, &tx->stats, offsetof(struct vx3_tx_stats, syncp));
+		vx3_stats_copy(dst, &tx->stats,
+			       VX3_NUM_STATS(struct vx3_tx_stats));
 	} while (u64_stats_fetch_retry(&tx->stats.syncp, start));
 	do {
 		start = u64_stats_fetch_begin(&tx->cstats.syncp);
-		memcpy(cdst, &tx->cstats,
-		       offsetof(struct vx3_tx_comp_stats, syncp));
+		vx3_stats_copy(cdst, &tx->cstats,
+			       VX3_NUM_STATS(struct vx3_tx_comp_stats));
 	} while (u64_stats_fetch_retry(&tx->cstats.syncp, start));
 }
 
@@ -365,12 +382,14 @@ static void vx3_get_stats64(struct net_device *netdev,
 {
 	struct vx3_priv *priv = netdev_priv(netdev);
 	struct vx3_tx_comp_stats txc;
+	struct vx3_hw_stats hw;
 	struct vx3_rx_stats rx;
 	struct vx3_tx_stats tx;
 	struct vx3_qset *qs;
 	u32 i, r;
 
 	spin_lock_bh(&priv->stats_lock);
+	vx3_read_hw_stats(priv, priv->qs, &hw);
 	rx = priv->base.rx;
 	tx = priv->base.tx;
 	txc = priv->base.txc;
@@ -381,15 +400,16 @@ static void vx3_get_stats64(struct net_device *netdev,
 		struct vx3_tx_stats t;
 
 		vx3_read_tx_stats(&t, &c, &vec->tx);
-		vx3_stats_add(&tx, &t, VX3_NUM_STATS(struct vx3_tx_stats));
-		vx3_stats_add(&txc, &c,
-			      VX3_NUM_STATS(struct vx3_tx_comp_stats));
+		vx3_stats_move(&tx, &t,
+			       VX3_NUM_STATS(struct vx3_tx_stats));
+		vx3_stats_move(&txc, &c,
+			       VX3_NUM_STATS(struct vx3_tx_comp_stats));
 		for (r = 0; r < vec->num_rx; r++) {
 			struct vx3_rx_stats s;
 
 			vx3_read_rx_stats(&s, &vec->rx[r].stats);
-			vx3_stats_add(&rx, &s,
-				      VX3_NUM_STATS(struct vx3_rx_stats));
+			vx3_stats_move(&rx, &s,
+				       VX3_NUM_STATS(struct vx3_rx_stats));
 		}
 	}
 	spin_unlock_bh(&priv->stats_lock);
@@ -399,9 +419,11 @@ static void vx3_get_stats64(struct net_device *netdev,
 	stats->rx_dropped = rx.drop_err + rx.drop_frags + rx.drop_bad +
 			    rx.drop_nomem;
 	stats->rx_errors = rx.drop_err + rx.drop_bad;
+	stats->rx_missed_errors = hw.rx_out_of_buf;
 	stats->tx_packets = txc.packets;
 	stats->tx_bytes = txc.bytes;
-	stats->tx_dropped = tx.map_err + tx.drops;
+	stats->tx_dropped = tx.map_err + tx.drops + hw.tx_discards;
+	stats->tx_errors = hw.tx_errors;
 }
 
 static void vx3_get_queue_stats_rx(struct net_device *netdev, int idx,
