@@ -41,6 +41,32 @@
 #define VX3_TX_WAKE_THRESH		(2 * VX3_TX_DESC_NEEDED)
 
 /**
+ * vx3_ring_gen() - the generation bit of a ring position
+ * @count: free-running position (producer or consumer count)
+ * @size: ring entries, a power of two
+ *
+ * Both sides start with generation 1 and flip it at every wrap.
+ *
+ * Return: true on even laps, false on odd ones.
+ */
+static inline bool vx3_ring_gen(u32 count, u32 size)
+{
+	return !(count & size);
+}
+
+/**
+ * vx3_qdesc_size() - size of the queue descriptor table
+ * @num_txq: number of TX queues (there is one RX queue)
+ *
+ * Return: bytes of TX queue descriptors followed by the RX one.
+ */
+static inline size_t vx3_qdesc_size(u32 num_txq)
+{
+	return num_txq * sizeof(struct vx3_tx_queue_desc) +
+	       sizeof(struct vx3_rx_queue_desc);
+}
+
+/**
  * struct vx3_cfg - a queue and buffer configuration
  * @num_txq: number of TX queues (one NAPI vector each)
  * @tx_ring: TX ring entries (power of two)
@@ -415,6 +441,7 @@ int vx3_rx_queue_alloc(struct vx3_priv *priv, struct vx3_rx_queue *rxq,
 void vx3_rx_queue_free(struct vx3_rx_queue *rxq);
 int vx3_rx_queue_reset(struct vx3_rx_queue *rxq);
 void vx3_rx_queue_drain(struct vx3_rx_queue *rxq);
+void vx3_rx_queue_stop(struct vx3_rx_queue *rxq);
 int vx3_rx_clean(struct vx3_rx_queue *rxq, int budget, bool *bad);
 u32 vx3_rx_head_truesize(u32 mtu);
 

@@ -242,7 +242,7 @@ static void vx3_write_queue_descs(struct vx3_priv *priv, struct vx3_qset *qs)
 	struct vx3_rx_queue_desc *rqd;
 	u32 i, r;
 
-	memset(qs->qdesc, 0, (qs->num_vec + 1) * 256);
+	memset(qs->qdesc, 0, vx3_qdesc_size(qs->num_vec));
 	for (i = 0; i < qs->num_vec; i++) {
 		struct vx3_tx_ring *tx = &qs->vec[i]->tx;
 
@@ -283,7 +283,7 @@ static void vx3_write_shared(struct vx3_priv *priv, struct vx3_qset *qs)
 	sh->upt_features =
 		cpu_to_le64(vx3_upt_features(priv->netdev->features));
 	sh->queue_desc_pa = cpu_to_le64(qs->qdesc_dma);
-	sh->queue_desc_len = cpu_to_le32((qs->num_vec + 1) * 256);
+	sh->queue_desc_len = cpu_to_le32(vx3_qdesc_size(qs->num_vec));
 	sh->mtu = cpu_to_le32(qs->cfg.mtu);
 	sh->max_rx_sg = cpu_to_le16(VX3_RX_MAX_SG);
 	sh->num_tx_queues = qs->num_vec;

@@ -102,7 +102,7 @@ void vx3_free_qset(struct vx3_priv *priv, struct vx3_qset *qs)
 		vx3_free_vector(qs->vec[i]);
 	if (qs->qdesc)
 		dma_free_coherent(&priv->pdev->dev,
-				  (qs->num_vec + 1) * 256, qs->qdesc,
+				  vx3_qdesc_size(qs->num_vec), qs->qdesc,
 				  qs->qdesc_dma);
 	kfree(qs);
 }
@@ -125,7 +125,7 @@ struct vx3_qset *vx3_alloc_qset(struct vx3_priv *priv,
 		return NULL;
 	qs->cfg = *cfg;
 
-	qs->qdesc = dma_alloc_coherent(&priv->pdev->dev, (nvec + 1) * 256,
+	qs->qdesc = dma_alloc_coherent(&priv->pdev->dev, vx3_qdesc_size(nvec),
 				       &qs->qdesc_dma, GFP_KERNEL);
 	if (!qs->qdesc)
 		goto err_free;
@@ -178,13 +178,7 @@ void vx3_qset_drain(struct vx3_qset *qs)
 
 	for (i = 0; i < qs->num_vec; i++) {
 		vx3_tx_ring_drain(&qs->vec[i]->tx);
-		for (r = 0; r < qs->vec[i]->num_rx; r++) {
-			struct vx3_rx_queue *rxq = &qs->vec[i]->rx[r];
-
-			if (rxq->skb) {
-				dev_kfree_skb_any(rxq->skb);
-				rxq->skb = NULL;
-			}
-		}
+		for (r = 0; r < qs->vec[i]->num_rx; r++)
+			vx3_rx_queue_stop(&qs->vec[i]->rx[r]);
 	}
 }

@@ -96,29 +96,29 @@ static void vx3_set_rx_mode(struct net_device *netdev)
 	vx3_write_rx_filters(netdev_priv(netdev));
 }
 
-static int vx3_vlan_rx_add_vid(struct net_device *netdev, __be16 proto,
-			       u16 vid)
+static void vx3_vlan_filter_update(struct net_device *netdev, u16 vid,
+				   bool add)
 {
 	struct vx3_priv *priv = netdev_priv(netdev);
 	unsigned long flags;
 
-	set_bit(vid, priv->active_vlans);
+	assign_bit(vid, priv->active_vlans, add);
 	spin_lock_irqsave(&priv->cmd_lock, flags);
 	vx3_write_vlan_table(priv, netdev->features);
 	spin_unlock_irqrestore(&priv->cmd_lock, flags);
+}
+
+static int vx3_vlan_rx_add_vid(struct net_device *netdev, __be16 proto,
+			       u16 vid)
+{
+	vx3_vlan_filter_update(netdev, vid, true);
 	return 0;
 }
 
 static int vx3_vlan_rx_kill_vid(struct net_device *netdev, __be16 proto,
 				u16 vid)
 {
-	struct vx3_priv *priv = netdev_priv(netdev);
-	unsigned long flags;
-
-	clear_bit(vid, priv->active_vlans);
-	spin_lock_irqsave(&priv->cmd_lock, flags);
-	vx3_write_vlan_table(priv, netdev->features);
-	spin_unlock_irqrestore(&priv->cmd_lock, flags);
+	vx3_vlan_filter_update(netdev, vid, false);
 	return 0;
 }
 

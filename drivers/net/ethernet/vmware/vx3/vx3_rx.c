@@ -17,11 +17,6 @@
 
 #include "vx3.h"
 
-static bool vx3_lap_gen(u32 count, u32 size)
-{
-	return !(count & size);
-}
-
 /**
  * vx3_rx_head_truesize() - memory taken by one head buffer
  * @mtu: the MTU the buffer must hold a frame of
@@ -139,6 +134,19 @@ err_free:
 }
 
 /**
+ * vx3_rx_queue_stop() - drop the packet a stopped RX queue was assembling
+ * @rxq: the queue; the device no longer touches it
+ */
+void vx3_rx_queue_stop(struct vx3_rx_queue *rxq)
+{
+	if (rxq->skb) {
+		dev_kfree_skb_any(rxq->skb);
+		rxq->skb = NULL;
+	}
+	rxq->discard = false;
+}
+
+/**
  * vx3_rx_queue_drain() - return every buffer of a stopped RX queue
  * @rxq: the queue; the device no longer touches it
  */
@@ -146,11 +154,7 @@ void vx3_rx_queue_drain(struct vx3_rx_queue *rxq)
 {
 	u32 r, i;
 
-	if (rxq->skb) {
-		dev_kfree_skb_any(rxq->skb);
-		rxq->skb = NULL;
-	}
-	rxq->discard = false;
+	vx3_rx_queue_stop(rxq);
 
 	for (r = 0; r < 2; r++) {
 		struct vx3_rx_ring *ring = &rxq->ring[r];
@@ -222,7 +226,7 @@ static int vx3_rx_ring_refill(struct vx3_rx_queue *rxq, struct vx3_rx_ring *r,
 		dma = page_pool_get_dma_addr(b->page) + b->offset + headroom;
 		w2 = FIELD_PREP(VX3_RXD_LEN, r->buf_len) |
 		     FIELD_PREP(VX3_RXD_BTYPE, r->btype);
-		if (vx3_lap_gen(r->fill, r->size))
+		if (vx3_ring_gen(r->fill, r->size))
 			w2 |= VX3_RXD_GEN;
 
 		d->addr = cpu_to_le64(dma);
@@ -252,12 +256,7 @@ int vx3_rx_queue_reset(struct vx3_rx_queue *rxq)
 {
 	u32 r;
 
-	if (rxq->skb) {
-		dev_kfree_skb_any(rxq->skb);
-		rxq->skb = NULL;
-	}
-	rxq->discard = false;
-
+	vx3_rx_queue_stop(rxq);
 	for (r = 0; r < 2; r++) {
 		struct vx3_rx_ring *ring = &rxq->ring[r];
 
@@ -470,7 +469,7 @@ int vx3_rx_clean(struct vx3_rx_queue *rxq, int budget, bool *bad)
 
 	while (done < budget) {
 		struct vx3_desc *c = &rxq->comp[rxq->comp_head & cmask];
-		__le32 gen = vx3_lap_gen(rxq->comp_head, rxq->comp_size) ?
+		__le32 gen = vx3_ring_gen(rxq->comp_head, rxq->comp_size) ?
 			     cpu_to_le32(VX3_COMP_GEN) : 0;
 		u32 w0, w2, w3, rqid, idx, len;
 		struct vx3_rx_ring *r;

@@ -10,12 +10,6 @@
 
 #include "vx3.h"
 
-/* The generation bit of a ring position: 1 on even laps, 0 on odd ones */
-static bool vx3_lap_gen(u32 count, u32 size)
-{
-	return !(count & size);
-}
-
 static u32 vx3_tx_free_desc(const struct vx3_tx_ring *tx)
 {
 	return tx->size - (READ_ONCE(tx->head) - READ_ONCE(tx->tail));
@@ -202,7 +196,7 @@ static void vx3_tx_post(struct vx3_tx_ring *tx, u32 *pos, dma_addr_t dma,
 	while (len) {
 		u32 chunk = min_t(u32, len, VX3_TXD_MAX_LEN);
 		struct vx3_desc *d = &tx->desc[*pos & mask];
-		bool gen = vx3_lap_gen(*pos, tx->size);
+		bool gen = vx3_ring_gen(*pos, tx->size);
 
 		if (*pos == first)
 			gen = !gen;
@@ -348,7 +342,7 @@ bool vx3_tx_clean(struct vx3_tx_ring *tx, int budget)
 
 	for (;;) {
 		struct vx3_desc *c = &tx->comp[tx->comp_head & mask];
-		__le32 gen = vx3_lap_gen(tx->comp_head, tx->size) ?
+		__le32 gen = vx3_ring_gen(tx->comp_head, tx->size) ?
 			     cpu_to_le32(VX3_COMP_GEN) : 0;
 		u32 idx, dist;
 
