@@ -215,7 +215,9 @@ def main():
         return 2
 
     drivers = DRIVERS if args.driver == "all" else (args.driver,)
-    variants = args.variant or ["default"]
+    # A file names the boot variants it runs in (VARIANTS, default
+    # "default"); --variant overrides that for every file.
+    variants = args.variant
     kv = kver()
     os.makedirs(args.logdir, exist_ok=True)
     vmlib.reap_dead_runs()
@@ -234,7 +236,8 @@ def main():
     try:
         for name, mod, cases in tests:
             for driver in drivers:
-                for variant in variants:
+                for variant in variants or getattr(mod, "VARIANTS",
+                                                   ("default",)):
                     run_file(tap, args, name, mod, cases, driver, variant,
                              initrd, kv, have_vx3)
     except KeyboardInterrupt as e:

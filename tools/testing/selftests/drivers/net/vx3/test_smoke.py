@@ -7,6 +7,8 @@ Asserts only that things work and bytes move, never timings.
 from lib.test import iperf_bytes
 
 NICS = 1
+# Also with every DMA bounced (swiotlb=force) and behind an IOMMU.
+VARIANTS = ("default", "swiotlb", "iommu")
 IPERF_SECONDS = 5
 
 

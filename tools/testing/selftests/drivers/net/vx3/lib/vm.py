@@ -37,6 +37,19 @@ VARIANTS = {
         "append": "slub_debug=FZPU kfence.sample_interval=100 page_poison=1",
         "qemu": [],
     },
+    # Every DMA through bounce buffers: a missing dma_sync shows as data
+    # corruption.
+    "swiotlb": {
+        "append": "slub_debug=FZPU page_poison=1 swiotlb=force",
+        "qemu": [],
+    },
+    # Every DMA through an emulated IOMMU with strict invalidation: a use
+    # after unmap or an unmapped address faults.
+    "iommu": {
+        "append": "slub_debug=FZPU page_poison=1 intel_iommu=on "
+                  "iommu.strict=1",
+        "qemu": ["-device", "intel-iommu,caching-mode=off"],
+    },
 }
 
 QEMU = "qemu-system-x86_64"
@@ -289,8 +302,10 @@ class VM:
                "-initrd", self.initrd, "-append", append,
                "-serial", f"file:{self.console_log}",
                "-d", "guest_errors", "-D", self.guest_errors_log,
-               "-qmp", f"unix:{qmp},server=on,wait=off",
-               "-device", "virtio-serial-pci,id=vser",
+               "-qmp", f"unix:{qmp},server=on,wait=off"]
+        # Variant devices (an IOMMU) come before the PCI devices they serve.
+        cmd += var["qemu"]
+        cmd += ["-device", "virtio-serial-pci,id=vser",
                "-chardev", f"socket,path={ctl},server=on,wait=off,id=ctl",
                "-device", "virtserialport,chardev=ctl,name=ctl"]
         for n in range(1, self.nics + 1):
@@ -298,7 +313,6 @@ class VM:
                     "script=no,downscript=no,vnet_hdr=on",
                     "-device", f"vmxnet3,netdev=n{n},id=nic{n},"
                     f"mac={self.mac(n)}"]
-        cmd += var["qemu"]
         with open(os.path.join(self.logdir, "qemu-cmdline"), "w") as f:
             f.write(shlex.join(cmd) + "\n")
         self._qemu_out = open(os.path.join(self.logdir, "qemu.log"), "wb")
