@@ -420,7 +420,6 @@ void vx3_down(struct vx3_priv *priv, struct vx3_qset *qs)
 	u32 i;
 
 	netif_carrier_off(netdev);
-	netif_tx_disable(netdev);
 
 	/* The device clears its counters at the next activation */
 	spin_lock_bh(&priv->stats_lock);
@@ -428,16 +427,19 @@ void vx3_down(struct vx3_priv *priv, struct vx3_qset *qs)
 	vx3_reset_dev(priv);
 	spin_unlock_bh(&priv->stats_lock);
 
+	/* NAPI goes first: a TX completion would wake a stopped queue. A
+	 * packet queued meanwhile waits on the ring and is freed below.
+	 */
 	for (i = 0; i < qs->num_vec; i++) {
 		struct vx3_vector *vec = qs->vec[i];
 
-		synchronize_irq(vec->irq);
 		napi_disable(&vec->napi);
 		netif_queue_set_napi(netdev, i, NETDEV_QUEUE_TYPE_TX, NULL);
 		if (vec->num_rx)
 			netif_queue_set_napi(netdev, 0, NETDEV_QUEUE_TYPE_RX,
 					     NULL);
 	}
+	netif_tx_disable(netdev);
 	vx3_free_irqs(priv, qs, qs->num_vec,
 		      priv->intr_mode == VX3_INTR_MSIX);
 	vx3_qset_drain(qs);
