@@ -30,7 +30,7 @@
 
 /* Buffers per packet: the head buffer plus one body page per frag */
 #define VX3_RX_MAX_SG			(MAX_SKB_FRAGS + 1)
-#define VX3_RX_COPYBREAK_DEFAULT	256
+#define VX3_RX_COPYBREAK_DEFAULT	0
 #define VX3_RX_COPYBREAK_MAX		VX3_RXD_MAX_LEN
 #define VX3_RX_REFILL_BATCH		16
 
