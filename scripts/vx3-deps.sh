@@ -22,8 +22,11 @@ SRC_TAR=/usr/src/linux-source-$SRC_SERIES.tar.xz
 SRC_DIR=$VX3_CACHE/linux-source-$SRC_SERIES
 
 BASE_PKGS="qemu-system-x86 linux-source-$SRC_SERIES sparse iperf sysstat
-ethtool busybox-static cpio iproute2 gnuplot-nox netsniff-ng socat
-python3 python3-docutils kmod xz-utils make gcc perl"
+ethtool busybox-static cpio iproute2 gnuplot-nox netsniff-ng socat libc6-dev
+python3 python3-docutils kmod xz-utils make gcc perl linux-perf
+tcpdump
+git flex bison bc libelf-dev libssl-dev ccache codespell python3-sphinx
+python3-ply python3-git"
 
 log() { echo "vx3-deps: $*" >&2; }
 

@@ -6,7 +6,8 @@
 # Usage: mkinitramfs.sh KVER OUTPUT.cpio [VX3_KO]
 #
 # Contents: busybox-static (with applet symlinks), dash as /bin/sh, iperf, mpstat, ethtool,
-# ip, their shared libraries, guest/init + guest/agent.sh, and the modules
+# ip, their shared libraries, vx3-nl and vx3-udp (built here, static),
+# guest/init + guest/agent.sh, and the modules
 # vmxnet3, 8021q and (if given and present) vx3, with their dependencies,
 # decompressed (busybox modprobe cannot read .ko.xz) and indexed by depmod.
 
@@ -47,6 +48,24 @@ ln -sf /usr/bin/dash "$STAGE/bin/sh"
 
 for b in /usr/bin/iperf /usr/bin/mpstat /usr/sbin/ethtool /usr/sbin/ip; do
 	copy_with_libs "$b"
+done
+# More host binaries on request, e.g. VX3_EXTRA_BINS=/usr/bin/perf for
+# the benchmark's guest profiles.
+for b in ${VX3_EXTRA_BINS:-}; do
+	copy_with_libs "$b"
+done
+
+# Test helpers, static: vx3-nl (netdev netlink dumps) and vx3-udp (UDP
+# integrity). The peer side runs them from vx3-tools/ next to OUTPUT.
+# netdev.h is the guest kernel's: the host's linux-libc-dev may lack it.
+TOOLS=${OUT%/*}/vx3-tools
+mkdir -p "$TOOLS/include/linux"
+cp "$MODDIR/source/include/uapi/linux/netdev.h" "$TOOLS/include/linux/netdev.h.$$"
+mv -f "$TOOLS/include/linux/netdev.h.$$" "$TOOLS/include/linux/netdev.h"
+for t in vx3-nl vx3-udp; do
+	gcc -O2 -Wall -static -I"$TOOLS/include" -o "$TOOLS/$t.$$" "$HERE/$t.c"
+	mv -f "$TOOLS/$t.$$" "$TOOLS/$t"
+	install -m 0755 "$TOOLS/$t" "$STAGE/usr/bin/$t"
 done
 
 # Modules: resolve dependencies with modinfo, decompress, depmod.

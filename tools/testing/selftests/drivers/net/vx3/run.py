@@ -52,7 +52,7 @@ def discover(filters):
         spec.loader.exec_module(mod)
         cases = [f for n, f in inspect.getmembers(mod, inspect.isfunction)
                  if n.startswith("test_") and f.__module__ == mod.__name__]
-        cases.sort(key=lambda f: f.__code__.co_firstlineno)
+        cases.sort(key=lambda f: inspect.unwrap(f).__code__.co_firstlineno)
         sel = []
         for c in cases:
             cname = c.__name__[5:]

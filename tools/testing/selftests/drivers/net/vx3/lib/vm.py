@@ -631,6 +631,8 @@ BAD_DMESG = [
     r"page_pool_release_retry", r"\binflight\b",
     r"unregister_netdevice: waiting", r"NETDEV WATCHDOG",
     r"exceeded budget in poll", r"hw csum failure", r"refcount_t:",
+    # skb_warn_if_lro() and skb_warn_bad_offload() (GSO of a bad skb)
+    r"cannot be forwarded while LRO", r"skb_warn_bad_offload",
 ]
 BAD_DMESG_RE = re.compile("|".join(f"(?:{p})" for p in BAD_DMESG))
 _TS_RE = re.compile(r"^\[\s*(\d+\.\d+)\]")

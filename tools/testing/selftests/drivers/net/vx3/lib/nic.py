@@ -1,0 +1,457 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Helpers of the NIC tests (lifecycle, datapath, reconfig, stats).
+
+Guest side: iperf, busybox (nc, sha256sum, ping, netstat), ethtool, ip and
+the static test tools vx3-nl (netdev netlink: qstats, page pools) and
+vx3-udp (UDP integrity). Peer side (the host, inside the peer namespace):
+iperf, socat, busybox ping, python3 and vx3-udp from build/vx3-tools/
+(both tools are built by mkinitramfs.sh).
+
+NIC 1 is used throughout; its peer is the tap in namespace 1.
+"""
+
+import functools
+import hashlib
+import json
+import os
+import shlex
+import tempfile
+import threading
+import time
+
+from lib.test import Skip
+from lib.vm import CmdFailed
+
+# Frame overhead of an ICMP echo: Ethernet + IP + ICMP header
+ICMP4_OVERHEAD = 14 + 20 + 8
+ICMP6_OVERHEAD = 14 + 40 + 8
+
+
+def diag(msg):
+    """Print a TAP diagnostic (informational, not a result)."""
+    for line in str(msg).rstrip().splitlines():
+        print(f"# {line}", flush=True)
+
+
+def only_vx3(reason):
+    """Decorator: skip the case for other drivers, saying why."""
+    def deco(fn):
+        @functools.wraps(fn)
+        def wrapper(ctx):
+            if ctx.driver != "vx3":
+                raise Skip(f"vx3 only: {reason}")
+            return fn(ctx)
+        return wrapper
+    return deco
+
+
+def tool(vm, name):
+    """Host path of a test tool built by mkinitramfs.sh (vx3-udp, vx3-nl)."""
+    return os.path.join(os.path.dirname(os.path.abspath(vm.initrd)),
+                        "vx3-tools", name)
+
+
+def parse_kv(out, tag):
+    """Lines "TAG k=v k=v ..." of vx3-nl/vx3-udp output as a list of dicts."""
+    res = []
+    for line in out.splitlines():
+        words = line.split()
+        if not words or words[0] != tag:
+            continue
+        d = {}
+        for w in words[1:]:
+            k, _, v = w.partition("=")
+            d[k] = int(v) if v.isdigit() else v
+        res.append(d)
+    return res
+
+
+def kv(line):
+    """One "k=v k=v" line as a dict of ints."""
+    return {k: int(v) for k, _, v in
+            (w.partition("=") for w in line.split()) if v.isdigit()}
+
+
+# --- state readers -------------------------------------------------------
+
+
+def ifindex(vm, ifn):
+    return int(vm.check(f"cat /sys/class/net/{ifn}/ifindex").strip())
+
+
+def qstats(vm, idx, queue=False):
+    """netdev qstats of ifindex idx: device totals, or a list per queue."""
+    out = vm.check(f"vx3-nl {'qstats-queue' if queue else 'qstats'} {idx}")
+    objs = parse_kv(out, "qstats")
+    if queue:
+        return objs
+    if len(objs) != 1:
+        raise AssertionError(f"expected one qstats object:\n{out}")
+    return objs[0]
+
+
+def page_pools(vm):
+    return parse_kv(vm.check("vx3-nl page-pools"), "page-pool")
+
+
+def link_stats(vm, ifn):
+    """The rtnl_link_stats64 of ifn (ip -s link) as a flat dict."""
+    j = json.loads(vm.check(f"ip -j -s link show dev {ifn}"))[0]
+    s = j["stats64"]
+    return {f"{d}_{k}": v for d in ("rx", "tx") for k, v in s[d].items()}
+
+
+def ethtool_stats(vm, ifn):
+    res = {}
+    for line in vm.check(f"ethtool -S {ifn}").splitlines()[1:]:
+        k, _, v = line.strip().partition(":")
+        if v.strip().isdigit():
+            res[k.strip()] = int(v)
+    return res
+
+
+def _ethtool_table(out):
+    """Parse `ethtool -g/-l` output into (maximums, current)."""
+    maxi, cur, d = {}, {}, None
+    for line in out.splitlines():
+        if line.startswith("Pre-set maximums"):
+            d = maxi
+        elif line.startswith("Current hardware settings"):
+            d = cur
+        elif d is not None and ":" in line:
+            k, _, v = line.partition(":")
+            v = v.strip()
+            d[k.strip()] = int(v) if v.isdigit() else v
+    return maxi, cur
+
+
+def rings(vm, ifn):
+    return _ethtool_table(vm.check(f"ethtool -g {ifn}"))
+
+
+def channels(vm, ifn):
+    return _ethtool_table(vm.check(f"ethtool -l {ifn}"))
+
+
+def features(vm, ifn):
+    """ethtool -k as {name: (on, fixed)}."""
+    res = {}
+    for line in vm.check(f"ethtool -k {ifn}").splitlines()[1:]:
+        k, _, v = line.strip().partition(":")
+        v = v.split()
+        if v:
+            res[k] = (v[0] == "on", "[fixed]" in line)
+    return res
+
+
+def copybreak(vm, ifn):
+    out = vm.check(f"ethtool --get-tunable {ifn} rx-copybreak")
+    return int(out.split(":")[1])
+
+
+# --- setup ------------------------------------------------------------------
+
+
+def setup_nic(ctx):
+    """Load the driver, keep IPv6 addresses across down/up (the tests take
+    the interface down a lot), configure NIC 1 and wait for its carrier."""
+    ctx.vm.check("sysctl -qw net.ipv6.conf.all.keep_addr_on_down=1")
+    ctx.load_driver()
+    ctx.config_ip(1)
+    wait_carrier(ctx)
+
+
+def ensure_ip(ctx):
+    """(Re-)add NIC 1's addresses: IPv6 ones vanish below MTU 1280 (and
+    cannot be added there)."""
+    vm, ifn = ctx.vm, ctx.ifname(1)
+    vm.check(f"ip addr replace {vm.guest_ip4(1)}/24 dev {ifn} && "
+             f"if [ $(cat /sys/class/net/{ifn}/mtu) -ge 1280 ]; then "
+             f"ip -6 addr replace {vm.guest_ip6(1)}/64 dev {ifn} nodad; fi")
+
+
+def reset_nic(ctx):
+    """Back to the state setup_nic() made, whatever a failed case left:
+    up, MTU 1500, no promisc/allmulti, addresses, carrier."""
+    vm, ifn = ctx.vm, ctx.ifname(1)
+    vm.check(f"ip link set {ifn} up mtu 1500 promisc off allmulticast off")
+    ensure_ip(ctx)
+    wait_carrier(ctx)
+
+
+# --- waiting and connectivity --------------------------------------------
+
+
+def wait_carrier(ctx, up=True, timeout=15):
+    """Wait until NIC 1's carrier (and operstate) is up, or down."""
+    vm, ifn = ctx.vm, ctx.ifname(1)
+    want_c, want_o = ("1", "up") if up else ("0", "down")
+    rc, out = vm.run(
+        f"for i in $(seq {timeout * 10}); do "
+        f"c=$(cat /sys/class/net/{ifn}/carrier 2>/dev/null || echo 0); "
+        f"o=$(cat /sys/class/net/{ifn}/operstate); "
+        f"[ \"$c\" = {want_c} ] && [ $o = {want_o} ] && exit 0; "
+        f"sleep 0.1; done; echo carrier=$c operstate=$o; exit 1",
+        timeout=timeout + 30)
+    ctx.expect(rc == 0, f"{ifn}: carrier/operstate not {want_c}/{want_o} "
+               f"after {timeout}s: {out.strip()}")
+
+
+def ping(ctx, v6=False, size=56, count=3, wait=20, peer=False):
+    """Ping between guest and peer on NIC 1 until `count` replies arrive in
+    one run (retried for up to `wait` seconds: after a reconfiguration the
+    link may need a moment); raises AssertionError with the output if not.
+    peer=True pings from the peer to the guest.
+    """
+    cmd = _ping_cmd(ctx, v6, size, count, peer)
+    deadline = time.monotonic() + wait
+    while True:
+        rc, out = _ping_run(ctx, cmd, peer, count * 3 + 30)
+        if rc == 0 and f"{count} packets received" in out:
+            return out
+        if time.monotonic() > deadline:
+            who = "peer -> guest" if peer else "guest -> peer"
+            raise AssertionError(f"{who} {cmd} failed:\n{out.strip()}")
+        time.sleep(1)
+
+
+def _ping_cmd(ctx, v6, size, count, peer):
+    vm = ctx.vm
+    dst = (vm.guest_ip6(1) if v6 else vm.guest_ip4(1)) if peer else \
+        (vm.peer_ip6(1) if v6 else vm.peer_ip4(1))
+    return (f"ping -{6 if v6 else 4} -c {count} -i 0.2 -W 3 -s {size} "
+            f"{dst}")
+
+
+def _ping_run(ctx, cmd, peer, timeout):
+    if peer:
+        return ctx.vm.peer(1, "busybox " + cmd, timeout=timeout)
+    return ctx.vm.run(cmd, timeout=timeout)
+
+
+def ping_sizes(ctx, sizes, v6=False, peer=False, count=2):
+    """Ping with each ICMP payload size in one command; a size that lost
+    replies is retried once on its own (see ping())."""
+    script = "; ".join(f"{'busybox ' if peer else ''}"
+                       f"{_ping_cmd(ctx, v6, s, count, peer)} >/dev/null "
+                       f"2>&1 || echo FAILED {s}" for s in sizes)
+    timeout = 60 + 3 * count * len(sizes)
+    if peer:
+        _, out = ctx.vm.peer(1, script, timeout=timeout)
+    else:
+        _, out = ctx.vm.run(script, timeout=timeout)
+    for line in out.splitlines():
+        if line.startswith("FAILED "):
+            ping(ctx, v6=v6, size=int(line.split()[1]), count=count,
+                 wait=5, peer=peer)
+
+
+def wait_listen(run, port, udp=False):
+    """True once something listens on port (run: vm.run or a peer run)."""
+    flag = "-lun" if udp else "-ltn"
+    rc, _ = run(f"for i in $(seq 100); do netstat {flag} 2>/dev/null | "
+                f"grep -q ':{port} ' && exit 0; sleep 0.1; done; exit 1")
+    return rc == 0
+
+
+# --- traffic ---------------------------------------------------------------
+
+
+class Traffic:
+    """Background TCP traffic both ways through NIC 1 until stop(): iperf
+    servers on both sides and clients that reconnect in a loop whenever a
+    connection breaks (or the server is not up yet). One guest and one peer
+    background job; check with expect_flowing()."""
+
+    def __init__(self, ctx, port=5301, parallel=2):
+        self.ctx = ctx
+        self.port = port
+        self.parallel = parallel
+        self.jobs = []
+
+    def start(self):
+        vm, p = self.ctx.vm, self.port
+        self.jobs.append(vm.peer_bg(
+            1, f"iperf -s -p {p} >/dev/null 2>&1 & "
+            f"while :; do iperf -c {vm.guest_ip4(1)} -p {p + 1} -t 3600 "
+            f">/dev/null 2>&1; sleep 0.5; done"))
+        self.jobs.append(vm.bg(
+            f"iperf -s -p {p + 1} >/dev/null 2>&1 & "
+            f"while :; do iperf -c {vm.peer_ip4(1)} -p {p} -t 3600 "
+            f"-P {self.parallel} >/dev/null 2>&1; sleep 0.5; done"))
+        return self
+
+    def stop(self):
+        """Kill both jobs (their whole process groups)."""
+        for j in reversed(self.jobs):
+            j.stop()
+        self.jobs = []
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+
+
+def expect_flowing(ctx, what="traffic", timeout=20):
+    """Assert that NIC 1's RX and TX packet counters both grow."""
+    vm, ifn = ctx.vm, ctx.ifname(1)
+    a = link_stats(vm, ifn)
+    deadline = time.monotonic() + timeout
+    while True:
+        time.sleep(0.3)
+        b = link_stats(vm, ifn)
+        if b["rx_packets"] > a["rx_packets"] and \
+           b["tx_packets"] > a["tx_packets"]:
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what}: counters of {ifn} did not grow "
+                                 f"in {timeout}s: {a} -> {b}")
+
+
+def wait_no_tcp(ctx, timeout=60):
+    """Wait until the guest has no TCP sockets left (orphans included)."""
+    rc, out = ctx.vm.run(
+        f"for i in $(seq {timeout}); do "
+        f"n=$(netstat -tan | grep -c '^tcp'); [ $n = 0 ] && exit 0; "
+        f"sleep 1; done; netstat -tan; exit 1", timeout=timeout + 30)
+    return rc == 0, out
+
+
+# --- integrity -------------------------------------------------------------
+
+
+def tcp_integrity(ctx, nbytes, rx, v6=False, port=5401):
+    """Move nbytes of random data over one TCP connection and compare the
+    SHA-256 at both ends. rx=True: peer -> guest (driver RX), else
+    guest -> peer (driver TX).
+    """
+    (_tcp_rx if rx else _tcp_tx)(ctx, nbytes, v6, port)
+
+
+def _tcp_rx(ctx, nbytes, v6, port):
+    vm = ctx.vm
+    gaddr = f"[{vm.guest_ip6(1)}]" if v6 else vm.guest_ip4(1)
+    with tempfile.NamedTemporaryFile(prefix="vx3-rx-") as f:
+        h = hashlib.sha256()
+        left = nbytes
+        while left:
+            chunk = os.urandom(min(left, 1 << 20))
+            h.update(chunk)
+            f.write(chunk)
+            left -= len(chunk)
+        f.flush()
+        job = vm.bg(f"rm -f /tmp/rx.sha; nc -l -p {port} | sha256sum "
+                    f">/tmp/rx.sha.t && mv /tmp/rx.sha.t /tmp/rx.sha")
+        try:
+            # socat retries until the guest's nc listens
+            vm.peer_check(1, f"socat -u FILE:{f.name} "
+                          f"TCP{'6' if v6 else '4'}:{gaddr}:{port},"
+                          f"retry=100,interval=0.1", timeout=300)
+            rc, out = vm.run("for i in $(seq 300); do "
+                             "[ -s /tmp/rx.sha ] && cat /tmp/rx.sha && "
+                             "exit 0; sleep 0.1; done; exit 1")
+        finally:
+            job.stop()
+    ctx.expect(rc == 0, "guest receiver did not finish")
+    got = out.split()[0]
+    ctx.expect(got == h.hexdigest(),
+               f"peer -> guest TCP data corrupted ({nbytes} bytes, "
+               f"v{'6' if v6 else '4'}): sha256 {got} != {h.hexdigest()}")
+
+
+def _tcp_tx(ctx, nbytes, v6, port):
+    vm = ctx.vm
+    paddr = vm.peer_ip6(1) if v6 else vm.peer_ip4(1)
+    want = vm.check(f"head -c {nbytes} /dev/urandom >/tmp/tx.bin && "
+                    f"sha256sum /tmp/tx.bin", timeout=120).split()[0]
+    res = {}
+
+    def receiver():
+        res["r"] = vm.peer(1, f"socat -u TCP{'6' if v6 else '4'}-LISTEN:"
+                           f"{port},reuseaddr - | sha256sum", timeout=300)
+    t = threading.Thread(target=receiver, daemon=True)
+    t.start()
+    ctx.expect(wait_listen(lambda c: vm.peer(1, c), port),
+               "peer socat did not listen")
+    rc, out = vm.run(f"nc {paddr} {port} </tmp/tx.bin", timeout=300)
+    t.join(60)
+    ctx.expect(rc == 0, f"guest nc failed (rc={rc}): {out.strip()}")
+    ctx.expect("r" in res, "peer receiver did not finish")
+    prc, pout = res["r"]
+    got = pout.split()[0] if pout.split() else pout
+    ctx.expect(prc == 0 and got == want,
+               f"guest -> peer TCP data corrupted ({nbytes} bytes, "
+               f"v{'6' if v6 else '4'}): sha256 {got} != {want}")
+
+
+def udp_integrity(ctx, rx, count, lo, hi, pps, v6=False, port=5501,
+                  group=None):
+    """Send `count` UDP datagrams of lo..hi bytes at `pps` per second with
+    vx3-udp and verify every datagram that arrived (rx=True: peer ->
+    guest; group: to this IPv4 multicast group, which the receiver joins).
+    Corrupted or duplicated datagrams fail; losses are returned (dict with
+    received/ok/corrupt/dup/lost/bytes) for the caller to report.
+    """
+    vm = ctx.vm
+    seed = int.from_bytes(os.urandom(3), "big")
+    dst = (vm.guest_ip6(1) if v6 else vm.guest_ip4(1)) if rx else \
+        (vm.peer_ip6(1) if v6 else vm.peer_ip4(1))
+    dst = group or dst
+    args = f"{count} {lo} {hi} {seed}"
+    recv = f"recv {port} {args} 2000" + (f" {group}" if group else "")
+    send = f"send {dst} {port} {args} {pps}"
+    budget = count / pps + 120
+    if rx:
+        job = vm.bg(f"exec vx3-udp {recv}")
+        try:
+            ctx.expect(wait_listen(vm.run, port, udp=True),
+                       "guest vx3-udp did not listen")
+            vm.peer_check(1, f"{shlex.quote(tool(vm, 'vx3-udp'))} {send}",
+                          timeout=budget)
+            # Ends by itself once all arrived or after 2 s of silence
+            vm.run("for i in $(seq 50); do pidof vx3-udp >/dev/null || "
+                   "exit 0; sleep 0.1; done; kill -TERM $(pidof vx3-udp); "
+                   "sleep 0.5")
+        finally:
+            out = job.stop()
+    else:
+        res = {}
+
+        def receiver():
+            res["r"] = vm.peer(1, f"{shlex.quote(tool(vm, 'vx3-udp'))} "
+                               f"{recv}", timeout=budget)
+        t = threading.Thread(target=receiver, daemon=True)
+        t.start()
+        ctx.expect(wait_listen(lambda c: vm.peer(1, c), port, udp=True),
+                   "peer vx3-udp did not listen")
+        vm.check(f"vx3-udp {send}", timeout=budget)
+        t.join(budget)
+        ctx.expect("r" in res, "peer vx3-udp receiver did not finish")
+        out = res["r"][1]
+    lines = [ln for ln in out.splitlines() if ln.startswith("received=")]
+    ctx.expect(lines, f"no vx3-udp result:\n{out}")
+    r = kv(lines[0])
+    way = "peer -> guest" if rx else "guest -> peer"
+    ctx.expect(r["corrupt"] == 0 and r["dup"] == 0,
+               f"{way} UDP ({lo}..{hi} bytes): {r['corrupt']} corrupted, "
+               f"{r['dup']} duplicated datagrams:\n{out}")
+    return r
+
+
+def expect_fails(ctx, cmd, what):
+    """Run a guest command that must be refused with an error message."""
+    rc, out = ctx.vm.run(cmd)
+    ctx.expect(rc != 0, f"{what}: `{cmd}` succeeded:\n{out}")
+    ctx.expect(out.strip(), f"{what}: `{cmd}` failed (rc={rc}) without "
+               f"an error message")
+    return out
+
+
+def guest_ok(ctx, cmd, timeout=60):
+    """vm.check with the command in the assertion message."""
+    try:
+        return ctx.vm.check(cmd, timeout=timeout)
+    except CmdFailed as e:
+        raise AssertionError(str(e)) from None

@@ -1,0 +1,261 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Lifecycle: module load/unload, PCI unbind/bind, down/up, link state.
+
+carrier_at_open
+    After `ip link set up` the carrier is 1 and operstate up; after down,
+    operstate down; up again brings the carrier back.
+rmmod_idle
+    20 x (rmmod; modprobe; address, up, carrier), pings every 5th round.
+    The interface must disappear with the module and come back bound to
+    the driver. vx3: every page pool of the removed device must be gone
+    (netdev netlink page-pool-get) within 5 s of rmmod.
+rmmod_traffic
+    5 x rmmod while iperf runs both ways (counters checked to grow right
+    before), then modprobe. At the end, with the traffic stopped and no
+    TCP socket left in the guest, no destroyed page pool may still hold
+    pages (vx3).
+unbind_bind
+    sysfs unbind/bind of the PCI device, 2 x idle and once under traffic;
+    the interface comes back and passes traffic.
+updown_traffic
+    50 x `ip link set down; ip link set up` under iperf both ways; then
+    traffic flows again. vx3: afterwards, once no TCP socket is left, the
+    device has exactly its one live page pool and no destroyed pool
+    holds pages.
+set_link
+    QEMU monitor `set_link nic1 off/on`: carrier and operstate follow,
+    pings fail while off and work again after on; a repeated `on` does
+    not flap the carrier (carrier_changes unchanged); a link switched off
+    while the interface is down is reported as down at open, and comes up
+    with `set_link on`.
+
+No dmesg warning may appear in any case (checked by the harness after each
+case: WARNING, BUG, page_pool shutdown stalls, ...).
+"""
+
+import time
+
+from lib.nic import (Traffic, diag, expect_flowing, page_pools, ping,
+                     setup_nic, wait_carrier, wait_no_tcp)
+
+NICS = 1
+
+
+def setup(ctx):
+    setup_nic(ctx)
+
+
+def _bring_up_script(ctx):
+    """Guest shell lines: wait for NIC 1 to (re)appear bound to the driver,
+    configure it, wait for carrier; print its name and ifindex."""
+    vm, drv = ctx.vm, ctx.driver
+    return (
+        f"n=; for i in $(seq 100); do for a in /sys/class/net/*/address; do "
+        f"grep -qs {vm.mac(1)} $a && n=$(basename ${{a%/address}}); done; "
+        f"[ -n \"$n\" ] && break; sleep 0.1; done; "
+        f"[ -n \"$n\" ] || {{ echo 'NIC did not come back'; exit 3; }}; "
+        f"d=$(basename $(readlink /sys/class/net/$n/device/driver)); "
+        f"[ $d = {drv} ] || {{ echo \"$n bound to $d\"; exit 4; }}; "
+        f"ip addr add {vm.guest_ip4(1)}/24 dev $n && "
+        f"ip -6 addr add {vm.guest_ip6(1)}/64 dev $n nodad && "
+        f"ip link set $n up || exit 5; "
+        f"for i in $(seq 150); do [ $(cat /sys/class/net/$n/carrier) = 1 ] "
+        f"&& break; sleep 0.1; done; "
+        f"[ $(cat /sys/class/net/$n/carrier) = 1 ] || "
+        f"{{ echo \"$n: no carrier\"; exit 6; }}; "
+        f"echo ifname=$n ifindex=$(cat /sys/class/net/$n/ifindex); ")
+
+
+def _wait_gone_script(ctx):
+    return (f"for i in $(seq 100); do grep -qs {ctx.vm.mac(1)} "
+            f"/sys/class/net/*/address || break; sleep 0.1; done; "
+            f"if grep -qs {ctx.vm.mac(1)} /sys/class/net/*/address; then "
+            f"echo 'interface still present'; exit 2; fi; ")
+
+
+def _parse_up(ctx, out):
+    line = [ln for ln in out.splitlines() if ln.startswith("ifname=")]
+    ctx.expect(line, f"no interface after bring-up:\n{out}")
+    name, idx = (w.split("=")[1] for w in line[-1].split())
+    ctx.state["if1"] = name
+    return int(idx)
+
+
+def _own_pools(ctx, idx, pools):
+    return [p for p in pools if p.get("ifindex") == idx]
+
+
+def _expect_pools_gone(ctx, ids, what):
+    """Destroyed pools (ids) must disappear within 5 s (no pages left)."""
+    deadline = time.monotonic() + 5
+    while True:
+        left = [p for p in page_pools(ctx.vm) if p["id"] in ids]
+        if not left:
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what}: page pools of the removed device "
+                                 f"still exist: {left}")
+        time.sleep(0.5)
+
+
+def test_carrier_at_open(ctx):
+    vm, ifn = ctx.vm, ctx.ifname(1)
+    wait_carrier(ctx)
+    vm.check(f"ip link set {ifn} down")
+    wait_carrier(ctx, up=False)
+    vm.check(f"ip link set {ifn} up")
+    wait_carrier(ctx)
+    ping(ctx)
+
+
+def test_rmmod_idle(ctx):
+    vm, drv = ctx.vm, ctx.driver
+    idx = int(vm.check(f"cat /sys/class/net/{ctx.ifname(1)}/ifindex"))
+    # vmxnet3's page pools are not tied to its net_device: not listed.
+    pp = drv == "vx3"
+    for i in range(20):
+        if pp:
+            pools = _own_pools(ctx, idx, page_pools(vm))
+            ctx.expect(pools, f"round {i}: no page pool of ifindex {idx} "
+                       f"is visible over netlink")
+        rc, out = vm.run(f"rmmod {drv} || exit 1; " + _wait_gone_script(ctx),
+                         timeout=60)
+        ctx.expect(rc == 0, f"round {i}: rmmod {drv} failed (rc={rc}):\n"
+                   f"{out}")
+        if pp:
+            _expect_pools_gone(ctx, {p["id"] for p in pools},
+                               f"round {i}, after rmmod")
+        rc, out = vm.run(f"modprobe {drv} || exit 1; " +
+                         _bring_up_script(ctx), timeout=60)
+        ctx.expect(rc == 0, f"round {i}: reload failed (rc={rc}):\n{out}")
+        idx = _parse_up(ctx, out)
+        if i % 5 == 4:
+            ping(ctx)
+            ping(ctx, v6=True, peer=True)
+
+
+def test_rmmod_traffic(ctx):
+    vm, drv = ctx.vm, ctx.driver
+    removed = set()
+    for i in range(5):
+        idx = int(vm.check(f"cat /sys/class/net/{ctx.ifname(1)}/ifindex"))
+        removed |= {p["id"] for p in
+                    _own_pools(ctx, idx, page_pools(vm))}
+        with Traffic(ctx, port=5310 + 2 * i):
+            expect_flowing(ctx, f"round {i}: traffic before rmmod")
+            rc, out = vm.run(f"rmmod {drv} || exit 1; " +
+                             _wait_gone_script(ctx), timeout=90)
+            ctx.expect(rc == 0, f"round {i}: rmmod {drv} under traffic "
+                       f"failed (rc={rc}):\n{out}")
+        rc, out = vm.run(f"modprobe {drv} || exit 1; " +
+                         _bring_up_script(ctx), timeout=60)
+        ctx.expect(rc == 0, f"round {i}: reload failed (rc={rc}):\n{out}")
+        _parse_up(ctx, out)
+        ping(ctx)
+    if drv == "vx3":
+        ctx.expect(removed, "no page pool was visible over netlink")
+    _expect_drained(ctx, removed, "after rmmod under traffic")
+
+
+def _expect_drained(ctx, ids, what):
+    """Once the guest's TCP sockets are gone (they may hold received
+    pages), pools with these ids must be gone as well."""
+    ok, out = wait_no_tcp(ctx)
+    ctx.expect(ok, f"{what}: TCP sockets do not go away:\n{out}")
+    _expect_pools_gone(ctx, ids, what)
+
+
+def test_unbind_bind(ctx):
+    vm, drv = ctx.vm, ctx.driver
+    pci = vm.check(f"basename $(readlink /sys/class/net/{ctx.ifname(1)}"
+                   f"/device)").strip()
+    sysdrv = f"/sys/bus/pci/drivers/{drv}"
+    for i in range(3):
+        traffic = Traffic(ctx, port=5330 + 2 * i) if i == 2 else None
+        if traffic:
+            traffic.start()
+            expect_flowing(ctx, f"round {i}: traffic before unbind")
+        try:
+            rc, out = vm.run(f"echo {pci} >{sysdrv}/unbind || exit 1; " +
+                             _wait_gone_script(ctx) +
+                             f"if [ -e /sys/bus/pci/devices/{pci}/driver ]; "
+                             f"then echo 'still bound'; exit 7; fi; "
+                             f"echo {pci} >{sysdrv}/bind || exit 8; " +
+                             _bring_up_script(ctx), timeout=90)
+        finally:
+            if traffic:
+                traffic.stop()
+        ctx.expect(rc == 0, f"round {i}: unbind/bind of {pci} failed "
+                   f"(rc={rc}):\n{out}")
+        _parse_up(ctx, out)
+        ping(ctx)
+
+
+def test_updown_traffic(ctx):
+    vm, ifn = ctx.vm, ctx.ifname(1)
+    idx = int(vm.check(f"cat /sys/class/net/{ifn}/ifindex"))
+    with Traffic(ctx, port=5350):
+        expect_flowing(ctx, "traffic before down/up")
+        rc, out = vm.run(f"for i in $(seq 50); do ip link set {ifn} down "
+                         f"&& ip link set {ifn} up || exit 1; done",
+                         timeout=300)
+        ctx.expect(rc == 0, f"down/up loop failed:\n{out}")
+        wait_carrier(ctx)
+        ping(ctx)
+        expect_flowing(ctx, "traffic after 50 x down/up")
+    pools = page_pools(vm)
+    own = _own_pools(ctx, idx, pools)
+    if ctx.driver == "vx3":
+        live = [p for p in own if "detach-time" not in p]
+        ctx.expect(len(live) == 1, f"expected one live page pool of "
+                   f"ifindex {idx}, got: {own}")
+        destroyed = {p["id"] for p in pools} - {live[0]["id"]}
+        diag(f"vx3: {len(destroyed)} destroyed pools still draining "
+             f"after down/up")
+        _expect_drained(ctx, destroyed, "after 50 x down/up")
+
+
+def _carrier_changes(ctx):
+    return int(ctx.vm.check(f"cat /sys/class/net/{ctx.ifname(1)}"
+                            f"/carrier_changes"))
+
+
+def _expect_no_ping(ctx):
+    rc, out = ctx.vm.run(f"ping -c 2 -i 0.2 -W 1 {ctx.vm.peer_ip4(1)}",
+                         timeout=30)
+    ctx.expect(rc != 0, f"ping passed while the link was off:\n{out}")
+
+
+def test_set_link(ctx):
+    vm, ifn = ctx.vm, ctx.ifname(1)
+    wait_carrier(ctx)
+    try:
+        vm.monitor("set_link nic1 off")
+        wait_carrier(ctx, up=False)
+        _expect_no_ping(ctx)
+        vm.monitor("set_link nic1 on")
+        wait_carrier(ctx)
+        ping(ctx)
+
+        # A link event without a change must not flap the carrier.
+        n = _carrier_changes(ctx)
+        vm.monitor("set_link nic1 on")
+        time.sleep(2)
+        wait_carrier(ctx)
+        ctx.expect(_carrier_changes(ctx) == n,
+                   f"carrier_changes went from {n} to "
+                   f"{_carrier_changes(ctx)} on a redundant set_link on")
+
+        # Link lost while the interface is down: open must see it.
+        vm.check(f"ip link set {ifn} down")
+        vm.monitor("set_link nic1 off")
+        vm.check(f"ip link set {ifn} up")
+        time.sleep(2)
+        wait_carrier(ctx, up=False)
+        vm.monitor("set_link nic1 on")
+        wait_carrier(ctx)
+        ping(ctx)
+        ping(ctx, v6=True, peer=True)
+    finally:
+        vm.monitor("set_link nic1 on")
+

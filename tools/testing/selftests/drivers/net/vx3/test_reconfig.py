@@ -1,0 +1,409 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Reconfiguration under traffic, RX filters, VLANs, invalid requests.
+
+In the *_traffic cases iperf runs both ways (lib.nic.Traffic) while the
+configuration changes; after every change the new value must read back,
+pings must pass and the RX and TX counters must grow again.
+
+mtu_traffic
+    MTU 1500 -> 9000 -> 68 -> 9000 -> 1500, with full-size pings both ways
+    (IPv6 is off below 1280; it must work again afterwards).
+rings_traffic
+    ethtool -G: minimum (rx 32, rx-jumbo 32, tx 64), the maxima ethtool
+    reports, then the defaults again.
+copybreak (vx3 only: vmxnet3 has no rx-copybreak)
+    rx-copybreak 0: no packet is copied (rx0_copied stays), 16383 (max):
+    every head buffer is copied (rx0_build_skb stays), 256: both paths.
+features_traffic
+    ethtool -K rx, tx, tso, sg (and rx-gro-hw on vx3) each off and on
+    again under traffic; then, with all of them off, 4 MiB TCP each way
+    must arrive intact (SHA-256). vx3: rx-gro-hw is forced off while rx
+    checksumming is off and comes back with it.
+promisc_allmulti
+    Frames from the peer to a foreign unicast MAC are dropped by the
+    device filter (rx_packets grows by less than 10 of 40) and received
+    in promiscuous mode (>= 40); frames to a multicast group nobody joined
+    likewise without and with allmulti (device model: vmxnet3-device.md
+    section 5.2).
+multicast
+    A vx3-udp receiver in the guest joins 239.1.1.1 and gets (at least 36
+    of) the 40 verified datagrams the peer sends to the group; frames to a
+    group not joined (239.2.2.2) are filtered by the device (exact
+    multicast table).
+vlan
+    8021q: VLAN 5 in the guest; the peer (the host may lack 8021q) makes
+    and checks tagged frames with packet sockets (lib/vlanpeer.py). Echo
+    requests of 56 and 1472 bytes (1518-byte tagged frames) must come back
+    tagged and intact with rx-vlan-offload / tx-vlan-offload in all four
+    combinations; with rx-vlan-filter on, frames of VLAN 6 (not configured
+    in the guest) are dropped by the device, with it off they reach the
+    driver (rx_packets), and VLAN 5 keeps working either way.
+invalid_requests
+    Out-of-range requests must fail with an error message and leave the
+    configuration (ethtool -g/-l/--get-tunable, MTU) and the traffic
+    working: ethtool -G rx 8192 / rx-mini 1, ip link mtu 9001,
+    ethtool -L tx 99, rx-copybreak 99999; for vx3 also ethtool -G tx 16
+    (its minimum is 64), mtu 60 (minimum 68) and ethtool -L combined 2
+    (vmxnet3 accepts the first two and rejects the last one for a
+    different reason).
+channels_traffic (vx3 only: vmxnet3 cannot change channels)
+    ethtool -L tx 7 / 0 / 3 / original, 4 parallel iperf streams; with
+    8 TX queues at least two queues must carry packets (qstats); then
+    10 x tx 0 / tx 7 in a row.
+    Kept last: a crash here must not hide the other cases.
+"""
+
+import os
+import shlex
+import time
+
+from lib.nic import (Traffic, channels, copybreak, diag, ensure_ip,
+                     ethtool_stats, expect_fails, expect_flowing, features,
+                     guest_ok, ifindex, link_stats, only_vx3, ping,
+                     ping_sizes, qstats, reset_nic, rings, setup_nic,
+                     tcp_integrity, tool, udp_integrity)
+
+NICS = 1
+
+VLAN = 5
+VLAN_OTHER = 6
+VLANPEER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib",
+                        "vlanpeer.py")
+
+
+def setup(ctx):
+    setup_nic(ctx)
+    vm = ctx.vm
+    vm.peer_check(1, f"ip link set {vm.tap(1)} mtu 9000")
+
+
+def _check_flow(ctx, what):
+    ping(ctx)
+    expect_flowing(ctx, what)
+
+
+def _mtu(ctx):
+    return int(ctx.vm.check(f"cat /sys/class/net/{ctx.ifname(1)}/mtu"))
+
+
+def test_mtu_traffic(ctx):
+    reset_nic(ctx)
+    ifn = ctx.ifname(1)
+    with Traffic(ctx, port=5600):
+        expect_flowing(ctx, "traffic before the MTU changes")
+        for mtu in (9000, 68, 9000, 1500):
+            guest_ok(ctx, f"ip link set {ifn} mtu {mtu}")
+            ensure_ip(ctx)
+            ctx.expect(_mtu(ctx) == mtu, f"MTU reads {_mtu(ctx)}, not {mtu}")
+            ping(ctx, size=mtu - 28)
+            ping(ctx, size=mtu - 28, peer=True)
+            if mtu >= 1280:
+                ping(ctx, v6=True, size=mtu - 48, peer=True)
+            expect_flowing(ctx, f"traffic after MTU {mtu}")
+
+
+def test_rings_traffic(ctx):
+    reset_nic(ctx)
+    vm, ifn = ctx.vm, ctx.ifname(1)
+    maxi, orig = rings(vm, ifn)
+    steps = (("minimum", {"RX": 32, "RX Jumbo": 32, "TX": 64}),
+             ("maximum", {k: maxi[k] for k in ("RX", "RX Jumbo", "TX")}),
+             ("default", {k: orig[k] for k in ("RX", "RX Jumbo", "TX")}))
+    with Traffic(ctx, port=5610):
+        expect_flowing(ctx, "traffic before the ring changes")
+        for name, want in steps:
+            guest_ok(ctx, f"ethtool -G {ifn} rx {want['RX']} "
+                     f"rx-jumbo {want['RX Jumbo']} tx {want['TX']}")
+            cur = rings(vm, ifn)[1]
+            got = {k: cur[k] for k in want}
+            ctx.expect(got == want, f"{name} rings: set {want}, "
+                       f"ethtool -g shows {got}")
+            _check_flow(ctx, f"traffic with {name} rings {want}")
+
+
+def _rx_paths(ctx, what):
+    """rx0_build_skb / rx0_copied growth while traffic runs."""
+    vm, ifn = ctx.vm, ctx.ifname(1)
+    a = ethtool_stats(vm, ifn)
+    expect_flowing(ctx, what)
+    time.sleep(1)
+    b = ethtool_stats(vm, ifn)
+    return (b["rx0_build_skb"] - a["rx0_build_skb"],
+            b["rx0_copied"] - a["rx0_copied"])
+
+
+@only_vx3("vmxnet3 has no rx-copybreak tunable")
+def test_copybreak(ctx):
+    reset_nic(ctx)
+    vm, ifn = ctx.vm, ctx.ifname(1)
+    orig = copybreak(vm, ifn)
+    with Traffic(ctx, port=5630):
+        for val in (0, 16383, 256):
+            guest_ok(ctx, f"ethtool --set-tunable {ifn} rx-copybreak {val}")
+            ctx.expect(copybreak(vm, ifn) == val,
+                       f"rx-copybreak reads {copybreak(vm, ifn)}, not {val}")
+            built, copied = _rx_paths(ctx, f"traffic at copybreak {val}")
+            msg = (f"rx-copybreak {val}: rx0_build_skb +{built}, "
+                   f"rx0_copied +{copied}")
+            if val == 0:
+                ctx.expect(copied == 0 and built > 0, msg)
+            elif val == 16383:
+                ctx.expect(built == 0 and copied > 0, msg)
+            else:
+                # TCP data segments are built, bare ACKs copied
+                ctx.expect(built > 0 and copied > 0, msg)
+    guest_ok(ctx, f"ethtool --set-tunable {ifn} rx-copybreak {orig}")
+
+
+def test_features_traffic(ctx):
+    reset_nic(ctx)
+    vm, ifn = ctx.vm, ctx.ifname(1)
+    feat = features(vm, ifn)
+    toggles = [("rx", "rx-checksumming"), ("tx", "tx-checksumming"),
+               ("tso", "tcp-segmentation-offload"),
+               ("sg", "scatter-gather")]
+    if ctx.driver == "vx3":
+        toggles.append(("rx-gro-hw", "rx-gro-hw"))
+    for opt, name in toggles:
+        if feat[name][1]:
+            diag(f"{ctx.driver}: {name} is fixed, not toggled")
+    toggles = [(o, n) for o, n in toggles if not feat[n][1]]
+
+    # Each switch off and on again under traffic
+    with Traffic(ctx, port=5660):
+        for opt, name in toggles:
+            guest_ok(ctx, f"ethtool -K {ifn} {opt} off")
+            f = features(vm, ifn)
+            ctx.expect(not f[name][0], f"{name} still on after {opt} off")
+            if ctx.driver == "vx3" and opt == "rx":
+                ctx.expect(not f["rx-gro-hw"][0],
+                           "rx-gro-hw stays on with rx checksumming off")
+            expect_flowing(ctx, f"traffic with {name} off")
+            guest_ok(ctx, f"ethtool -K {ifn} {opt} on")
+            f = features(vm, ifn)
+            ctx.expect(f[name][0], f"{name} still off after {opt} on")
+            if ctx.driver == "vx3" and opt == "rx":
+                ctx.expect(f["rx-gro-hw"][0], "rx-gro-hw does not come "
+                           "back with rx checksumming")
+        expect_flowing(ctx, "traffic with all offloads on again")
+
+    # Data integrity with all of them off: software checksums, GSO,
+    # linear skbs, no HW-GRO
+    off = " ".join(f"{o} off" for o, _ in toggles)
+    try:
+        guest_ok(ctx, f"ethtool -K {ifn} {off}")
+        tcp_integrity(ctx, 4 << 20, rx=True, port=5640)
+        tcp_integrity(ctx, 4 << 20, rx=False, port=5641)
+    finally:
+        vm.run(f"ethtool -K {ifn} {off.replace(' off', ' on')}")
+    expect_flowing_idle(ctx)
+
+
+def expect_flowing_idle(ctx):
+    """Both ways pass a ping (no traffic generator running)."""
+    ping(ctx)
+    ping(ctx, v6=True, peer=True)
+
+
+def _rx_delta(ctx, send):
+    """rx_packets growth of NIC 1 while send() runs (a peer command)."""
+    vm, ifn = ctx.vm, ctx.ifname(1)
+    a = link_stats(vm, ifn)["rx_packets"]
+    send()
+    time.sleep(0.5)
+    return link_stats(vm, ifn)["rx_packets"] - a
+
+
+def _foreign_frames(ctx, n=40):
+    """The peer sends n pings to 198.18.1.99, whose (static) MAC is not the
+    guest's: every frame goes to the guest's NIC with a foreign MAC."""
+    return _rx_delta(ctx, lambda: ctx.vm.peer(
+        1, f"busybox ping -c {n} -i 0.02 -W 1 198.18.1.99"))
+
+
+def _mcast_frames(ctx, group, n=40):
+    """The peer sends n UDP datagrams to a multicast group."""
+    vm = ctx.vm
+    return _rx_delta(ctx, lambda: vm.peer_check(
+        1, f"{shlex.quote(tool(vm, 'vx3-udp'))} send {group} 5699 {n} "
+        f"64 64 1 100"))
+
+
+def test_promisc_allmulti(ctx):
+    reset_nic(ctx)
+    vm, ifn, tap = ctx.vm, ctx.ifname(1), ctx.vm.tap(1)
+    vm.peer_check(1, f"ip neigh replace 198.18.1.99 lladdr 02:00:00:00:00:99 "
+                  f"dev {tap} nud permanent")
+    vm.peer_check(1, f"ip route replace 224.0.0.0/4 dev {tap}")
+    try:
+        d = _foreign_frames(ctx)
+        ctx.expect(d < 10, f"{d} frames to a foreign MAC passed the filter "
+                   f"without promisc")
+        guest_ok(ctx, f"ip link set {ifn} promisc on")
+        d = _foreign_frames(ctx)
+        ctx.expect(d >= 40, f"promisc: only {d} of 40 frames to a foreign "
+                   f"MAC were received")
+        guest_ok(ctx, f"ip link set {ifn} promisc off")
+        d = _foreign_frames(ctx)
+        ctx.expect(d < 10, f"promisc off again: {d} frames to a foreign MAC "
+                   f"passed")
+
+        d = _mcast_frames(ctx, "239.3.3.3")
+        ctx.expect(d < 10, f"{d} frames to an unjoined group passed "
+                   f"without allmulti")
+        guest_ok(ctx, f"ip link set {ifn} allmulticast on")
+        d = _mcast_frames(ctx, "239.3.3.3")
+        ctx.expect(d >= 40, f"allmulti: only {d} of 40 multicast frames "
+                   f"were received")
+        guest_ok(ctx, f"ip link set {ifn} allmulticast off")
+        d = _mcast_frames(ctx, "239.3.3.3")
+        ctx.expect(d < 10, f"allmulti off again: {d} multicast frames "
+                   f"passed")
+    finally:
+        vm.run(f"ip link set {ifn} promisc off allmulticast off")
+    expect_flowing_idle(ctx)
+
+
+def test_multicast(ctx):
+    reset_nic(ctx)
+    vm, tap = ctx.vm, ctx.vm.tap(1)
+    vm.peer_check(1, f"ip route replace 224.0.0.0/4 dev {tap}")
+    # Joining needs a route to the group
+    vm.check(f"ip route replace 224.0.0.0/4 dev {ctx.ifname(1)}")
+    r = udp_integrity(ctx, True, 40, 64, 1400, 100, port=5700,
+                      group="239.1.1.1")
+    ctx.expect(r["ok"] >= 36, f"only {r['ok']} of 40 datagrams to the "
+               f"joined group 239.1.1.1 arrived: {r}")
+    d = _mcast_frames(ctx, "239.2.2.2")
+    ctx.expect(d < 10, f"{d} of 40 frames to the unjoined group 239.2.2.2 "
+               f"passed the filter")
+
+
+def _vlan_peer(ctx, mode, vid, count, size=None):
+    """Run lib/vlanpeer.py in the peer namespace (the host may have no
+    8021q: tagged frames are made and checked with packet sockets)."""
+    vm = ctx.vm
+    cmd = (f"/usr/bin/python3 {shlex.quote(VLANPEER)} {mode} {vm.tap(1)} "
+           f"{vid} {vm.mac(1)} 198.18.{100 + vid}.1 198.18.{100 + vid}.2 "
+           f"{count}" + (f" {size}" if size is not None else ""))
+    return vm.peer(1, cmd, timeout=60)
+
+
+def _vlan_ping(ctx, what):
+    for size in (56, 1472):
+        rc, out = _vlan_peer(ctx, "ping", VLAN, 3, size)
+        ctx.expect(rc == 0, f"VLAN {VLAN} echo with {size} bytes failed "
+                   f"({what}): {out.strip()}")
+
+
+def test_vlan(ctx):
+    reset_nic(ctx)
+    vm, ifn = ctx.vm, ctx.ifname(1)
+    feat = features(vm, ifn)
+    tap_mac = vm.peer_check(1, f"cat /sys/class/net/{vm.tap(1)}/address")
+    guest_ok(ctx, f"modprobe 8021q && ip link add link {ifn} name {ifn}.{VLAN}"
+             f" type vlan id {VLAN} && ip addr add 198.18.{100 + VLAN}.2/24 "
+             f"dev {ifn}.{VLAN} && ip link set {ifn}.{VLAN} up && "
+             f"ip neigh replace 198.18.{100 + VLAN}.1 lladdr "
+             f"{tap_mac.strip()} dev {ifn}.{VLAN} nud permanent")
+    try:
+        for rxv, txv in (("on", "on"), ("off", "off"), ("on", "off"),
+                         ("off", "on")):
+            opts = []
+            if not feat["rx-vlan-offload"][1]:
+                opts.append(f"rxvlan {rxv}")
+            if not feat["tx-vlan-offload"][1]:
+                opts.append(f"txvlan {txv}")
+            if opts:
+                guest_ok(ctx, f"ethtool -K {ifn} {' '.join(opts)}")
+            _vlan_ping(ctx, f"rx-vlan-offload {rxv}, tx-vlan-offload {txv}")
+
+        if feat["rx-vlan-filter"][1]:
+            diag(f"{ctx.driver}: rx-vlan-filter is fixed "
+                 f"({'on' if feat['rx-vlan-filter'][0] else 'off'}), "
+                 f"filter toggling not tested")
+            return
+        for state in ("on", "off", "on"):
+            guest_ok(ctx, f"ethtool -K {ifn} rx-vlan-filter {state}")
+            d = _rx_delta(ctx, lambda: _vlan_peer(ctx, "flood", VLAN_OTHER,
+                                                  40))
+            if state == "on":
+                ctx.expect(d < 10, f"rx-vlan-filter on: {d} of 40 frames "
+                           f"of VLAN {VLAN_OTHER} (not configured) passed "
+                           f"the filter")
+            else:
+                ctx.expect(d >= 40, f"rx-vlan-filter off: only {d} of 40 "
+                           f"frames of VLAN {VLAN_OTHER} reached the driver")
+            _vlan_ping(ctx, f"rx-vlan-filter {state}")
+    finally:
+        vm.run(f"ip link del {ifn}.{VLAN}; ethtool -K {ifn} rxvlan on "
+               f"txvlan on rx-vlan-filter on")
+    expect_flowing_idle(ctx)
+
+
+def _config(ctx):
+    vm, ifn = ctx.vm, ctx.ifname(1)
+    cfg = {"rings": rings(vm, ifn)[1], "channels": channels(vm, ifn)[1],
+           "mtu": _mtu(ctx)}
+    if ctx.driver == "vx3":
+        cfg["copybreak"] = copybreak(vm, ifn)
+    return cfg
+
+
+def test_invalid_requests(ctx):
+    reset_nic(ctx)
+    ifn = ctx.ifname(1)
+    bad = [f"ethtool -G {ifn} rx 8192", f"ethtool -G {ifn} rx-mini 1",
+           f"ip link set {ifn} mtu 9001", f"ethtool -L {ifn} tx 99",
+           f"ethtool --set-tunable {ifn} rx-copybreak 99999"]
+    if ctx.driver == "vx3":
+        bad += [f"ethtool -G {ifn} tx 16", f"ip link set {ifn} mtu 60",
+                f"ethtool -L {ifn} combined 2"]
+    before = _config(ctx)
+    for cmd in bad:
+        msg = expect_fails(ctx, cmd, "invalid request")
+        after = _config(ctx)
+        ctx.expect(after == before, f"`{cmd}` failed ({msg.strip()}) but "
+                   f"changed the configuration: {before} -> {after}")
+        ping(ctx)
+    expect_flowing_idle(ctx)
+    ping_sizes(ctx, [1472, 8000], peer=True)
+
+
+@only_vx3("vmxnet3 has no ethtool -L (set_channels)")
+def test_channels_traffic(ctx):
+    reset_nic(ctx)
+    vm, ifn = ctx.vm, ctx.ifname(1)
+    maxi, cur = channels(vm, ifn)
+    orig = cur["TX"]
+    with Traffic(ctx, port=5620, parallel=4):
+        expect_flowing(ctx, "traffic before the channel changes")
+        for n in (maxi["TX"], 0, 3, orig):
+            guest_ok(ctx, f"ethtool -L {ifn} tx {n}")
+            got = channels(vm, ifn)[1]
+            ctx.expect(got["TX"] == n and got["Combined"] == 1,
+                       f"ethtool -L tx {n}: ethtool -l shows {got}")
+            txq = int(vm.check(f"ls -d /sys/class/net/{ifn}/queues/tx-* "
+                               f"| wc -l"))
+            ctx.expect(txq == n + 1, f"tx {n}: {txq} TX queues in sysfs, "
+                       f"expected {n + 1}")
+            _check_flow(ctx, f"traffic with tx {n}")
+            if n != maxi["TX"]:
+                continue
+            idx = ifindex(vm, ifn)
+            a = {q["queue-id"]: q.get("tx-packets", 0)
+                 for q in qstats(vm, idx, queue=True)
+                 if q["queue-type"] == "tx"}
+            time.sleep(2)
+            b = {q["queue-id"]: q.get("tx-packets", 0)
+                 for q in qstats(vm, idx, queue=True)
+                 if q["queue-type"] == "tx"}
+            busy = [q for q in b if b[q] > a.get(q, 0)]
+            ctx.expect(len(busy) >= 2, f"with {n + 1} TX queues and 5 "
+                       f"flows only queues {busy} sent packets: {a} -> {b}")
+        # Changes between the extremes while the queues are busy
+        guest_ok(ctx, f"for i in $(seq 10); do ethtool -L {ifn} tx 0 && "
+                 f"sleep 0.5 && ethtool -L {ifn} tx {maxi['TX']} && "
+                 f"sleep 0.5 || exit 1; done; ethtool -L {ifn} tx {orig}",
+                 timeout=300)
+        _check_flow(ctx, "traffic after 10 x tx 0 / tx max")

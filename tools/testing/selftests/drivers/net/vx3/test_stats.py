@@ -1,0 +1,207 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Statistics: ip -s link counters, netdev qstats, monotonic totals.
+
+rx_counters, tx_counters
+    500 UDP datagrams of 1000 bytes (1042-byte frames) from the peer to a
+    verifying receiver in the guest, and the other way. The link counters
+    must grow by at least what arrived (rx: the datagrams the receiver
+    verified; tx: all datagrams sent) and by at most that plus 30 packets
+    of background traffic; bytes accordingly, counting whole Ethernet
+    frames without FCS (Documentation/networking/statistics.rst): at least
+    1042 per datagram, at most that plus 30 full frames.
+qstats_match (vx3 only: vmxnet3 has no netdev queue stats)
+    netdev netlink qstats: the device totals equal the ip -s link totals
+    (rx/tx packets and bytes, read on an idle link), the per-queue sums
+    never exceed them, and over a burst of traffic the per-queue sums
+    grow exactly as much as the totals.
+monotonic (vx3 only: vmxnet3's counters restart at every activation)
+    Counters never decrease across down/up, an MTU change, a ring resize
+    and a TX channel change; traffic after each step is counted, and the
+    qstats totals still equal ip -s link (the counters of freed queues are
+    folded into the base).
+qstats_while_down (vx3 only)
+    qstats-get (device totals) while the interface is down works and
+    reports the totals from before the down; per-queue stats are empty.
+    Kept last: a driver that dereferences its absent queues here oopses
+    with rtnl held.
+"""
+
+import time
+
+from lib.nic import (diag, ifindex, link_stats, only_vx3, ping, qstats,
+                     reset_nic, rings, setup_nic, udp_integrity,
+                     wait_carrier)
+
+NICS = 1
+
+COUNT = 500
+SIZE = 1000
+SLACK = 30
+FRAME_OVERHEAD = 14 + 20 + 8
+MAX_FRAME = 1514
+
+QSTATS_KEYS = {"rx-packets": "rx_packets", "rx-bytes": "rx_bytes",
+               "tx-packets": "tx_packets", "tx-bytes": "tx_bytes"}
+
+
+def setup(ctx):
+    setup_nic(ctx)
+
+
+def _burst(ctx, rx, port):
+    """COUNT datagrams of SIZE bytes; returns how many arrived intact."""
+    r = udp_integrity(ctx, rx, COUNT, SIZE, SIZE, 1000, port=port)
+    ctx.expect(r["ok"] > 0, f"no datagram arrived: {r}")
+    return r["ok"]
+
+
+def _expect_growth(ctx, a, b, d, n):
+    """Counters of direction d grew by n packets of SIZE (+ slack)."""
+    dp = b[f"{d}_packets"] - a[f"{d}_packets"]
+    db = b[f"{d}_bytes"] - a[f"{d}_bytes"]
+    ctx.expect(n <= dp <= n + SLACK,
+               f"{d}_packets grew by {dp} for {n} datagrams "
+               f"(allowed {n}..{n + SLACK})")
+    lo = n * (SIZE + FRAME_OVERHEAD)
+    hi = lo + SLACK * MAX_FRAME
+    ctx.expect(lo <= db <= hi, f"{d}_bytes grew by {db} for {n} frames "
+               f"of {SIZE + FRAME_OVERHEAD} bytes (allowed {lo}..{hi}; "
+               f"statistics.rst: Ethernet frame length without FCS)")
+
+
+def test_rx_counters(ctx):
+    reset_nic(ctx)
+    vm, ifn = ctx.vm, ctx.ifname(1)
+    a = link_stats(vm, ifn)
+    n = _burst(ctx, True, 5801)
+    b = link_stats(vm, ifn)
+    diag(f"{ctx.driver}: {n} of {COUNT} datagrams arrived; rx_packets "
+         f"+{b['rx_packets'] - a['rx_packets']}, rx_bytes "
+         f"+{b['rx_bytes'] - a['rx_bytes']}")
+    _expect_growth(ctx, a, b, "rx", n)
+
+
+def test_tx_counters(ctx):
+    reset_nic(ctx)
+    vm, ifn = ctx.vm, ctx.ifname(1)
+    a = link_stats(vm, ifn)
+    _burst(ctx, False, 5802)
+    b = link_stats(vm, ifn)
+    diag(f"{ctx.driver}: tx_packets +{b['tx_packets'] - a['tx_packets']}, "
+         f"tx_bytes +{b['tx_bytes'] - a['tx_bytes']}")
+    _expect_growth(ctx, a, b, "tx", COUNT)
+
+
+def _queue_sums(vm, idx):
+    sums = dict.fromkeys(QSTATS_KEYS, 0)
+    for q in qstats(vm, idx, queue=True):
+        for k in sums:
+            sums[k] += q.get(k, 0)
+    return sums
+
+
+def _totals_match(ctx, what):
+    """qstats totals == ip -s link, read while the link is idle (retried
+    when a stray packet moved the counters between the reads)."""
+    vm, ifn = ctx.vm, ctx.ifname(1)
+    idx = ifindex(vm, ifn)
+    for _ in range(5):
+        a = link_stats(vm, ifn)
+        q = qstats(vm, idx)
+        s = _queue_sums(vm, idx)
+        b = link_stats(vm, ifn)
+        if a == b:
+            break
+        time.sleep(0.5)
+    else:
+        raise AssertionError(f"{what}: counters never stood still")
+    for k, lk in QSTATS_KEYS.items():
+        ctx.expect(q.get(k) == a[lk],
+                   f"{what}: qstats {k}={q.get(k)} but ip -s link "
+                   f"{lk}={a[lk]}\nqstats: {q}")
+        ctx.expect(s[k] <= q[k], f"{what}: per-queue {k} sum {s[k]} "
+                   f"exceeds the device total {q[k]}")
+    return q, s
+
+
+@only_vx3("vmxnet3 implements no netdev queue stats (qstats)")
+def test_qstats_match(ctx):
+    reset_nic(ctx)
+    q1, s1 = _totals_match(ctx, "idle")
+    _burst(ctx, True, 5803)
+    _burst(ctx, False, 5804)
+    q2, s2 = _totals_match(ctx, "after traffic")
+    for k in QSTATS_KEYS:
+        ctx.expect(q2[k] - q1[k] == s2[k] - s1[k],
+                   f"{k}: device total grew by {q2[k] - q1[k]}, the "
+                   f"per-queue sum by {s2[k] - s1[k]}")
+        ctx.expect(q2[k] > q1[k], f"{k} did not grow with traffic")
+
+
+def _ops(ctx):
+    vm, ifn = ctx.vm, ctx.ifname(1)
+    cur = rings(vm, ifn)[1]
+
+    def updown():
+        vm.check(f"ip link set {ifn} down && ip link set {ifn} up")
+
+    def mtu():
+        vm.check(f"ip link set {ifn} mtu 9000 && ip link set {ifn} mtu 1500")
+
+    def ring():
+        vm.check(f"ethtool -G {ifn} rx 256 tx 256 && ethtool -G {ifn} "
+                 f"rx {cur['RX']} tx {cur['TX']}")
+
+    def chan():
+        vm.check(f"ethtool -L {ifn} tx 3")
+
+    return [("down/up", updown), ("MTU change", mtu), ("ring resize", ring),
+            ("channel change", chan)]
+
+
+@only_vx3("vmxnet3 reports the device's counters, which QEMU zeroes at "
+          "every activation (down/up, MTU, rings)")
+def test_monotonic(ctx):
+    reset_nic(ctx)
+    vm, ifn = ctx.vm, ctx.ifname(1)
+    port = 5810
+    for name, op in _ops(ctx):
+        _burst(ctx, True, port)
+        _burst(ctx, False, port + 1)
+        a = link_stats(vm, ifn)
+        op()
+        wait_carrier(ctx)
+        ping(ctx)
+        b = link_stats(vm, ifn)
+        down = {k: (a[k], b[k]) for k in a if b[k] < a[k]}
+        ctx.expect(not down, f"counters went down across {name}: {down}")
+        n = _burst(ctx, True, port + 2)
+        c = link_stats(vm, ifn)
+        ctx.expect(c["rx_packets"] - b["rx_packets"] >= n,
+                   f"after {name}: {n} datagrams arrived but rx_packets "
+                   f"grew by {c['rx_packets'] - b['rx_packets']}")
+        _totals_match(ctx, f"after {name}")
+        port += 3
+
+
+@only_vx3("vmxnet3 implements no netdev queue stats (qstats)")
+def test_qstats_while_down(ctx):
+    reset_nic(ctx)
+    vm, ifn = ctx.vm, ctx.ifname(1)
+    idx = ifindex(vm, ifn)
+    q1, _ = _totals_match(ctx, "before down")
+    vm.check(f"ip link set {ifn} down")
+    try:
+        rc, out = vm.run(f"vx3-nl qstats {idx}; echo rc=$?; "
+                         f"vx3-nl qstats-queue {idx}", timeout=30)
+        ctx.expect("rc=0" in out, f"qstats-get while down failed:\n{out}")
+        q2 = [ln for ln in out.splitlines() if ln.startswith("qstats")]
+        ctx.expect(len(q2) == 1, f"expected only the device totals while "
+                   f"down:\n{out}")
+        got = dict(w.split("=") for w in q2[0].split()[1:])
+        for k in QSTATS_KEYS:
+            ctx.expect(int(got.get(k, -1)) == q1[k],
+                       f"while down qstats {k}={got.get(k)}, before down "
+                       f"{q1[k]}")
+    finally:
+        vm.run(f"ip link set {ifn} up", timeout=30)

@@ -1,0 +1,359 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vx3-udp - UDP payload integrity test: a sender and a verifying receiver
+ *
+ *   vx3-udp send ADDR PORT COUNT MIN MAX SEED [PPS]
+ *   vx3-udp recv PORT COUNT MIN MAX SEED IDLE_MS [GROUP]
+ *
+ * The sender sends COUNT datagrams, sequence numbers 0..COUNT-1. The size
+ * of datagram n (MIN..MAX bytes, MIN >= 16) and its whole content are
+ * functions of (SEED, n): a 16-byte header (magic, seed, sequence number,
+ * length) followed by pseudo-random bytes. PPS limits the rate (0: none).
+ *
+ * The receiver (IPv4 and IPv6; with GROUP, IPv4 only, member of that
+ * multicast group) recomputes every datagram it gets from its
+ * sequence number and compares it byte for byte, so a corrupted,
+ * truncated, misdirected or duplicated datagram is detected; lost ones are
+ * only counted (UDP may drop). It stops after COUNT good datagrams, after
+ * IDLE_MS of silence once data has arrived, after 60 s without any, or on
+ * SIGTERM. It prints
+ *
+ *   received=N ok=N corrupt=N dup=N lost=N bytes=N
+ *
+ * (bytes: payload bytes of good datagrams) and the first few problems;
+ * it exits 1 if any datagram was corrupt or duplicated.
+ */
+
+#include <errno.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAGIC		0x76783355u	/* "vx3U" */
+#define HDR_LEN		16
+#define MAX_DGRAM	65507
+#define START_MS	60000
+#define MAX_REPORTS	10
+
+static volatile sig_atomic_t stop;
+
+struct params {
+	uint32_t count;
+	uint32_t min;
+	uint32_t max;
+	uint32_t seed;
+};
+
+static void die(const char *what)
+{
+	fprintf(stderr, "vx3-udp: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: vx3-udp send ADDR PORT COUNT MIN MAX SEED [PPS]\n"
+		"       vx3-udp recv PORT COUNT MIN MAX SEED IDLE_MS [GROUP]\n");
+	exit(2);
+}
+
+static uint32_t arg_u32(const char *s)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 0);
+	if (errno || *end || v > UINT32_MAX)
+		usage();
+	return v;
+}
+
+/* splitmix64: a well-mixed 64-bit value for every input */
+static uint64_t mix(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+static uint32_t dgram_len(const struct params *p, uint32_t n)
+{
+	return p->min + mix(((uint64_t)p->seed << 32) | n) %
+			(p->max - p->min + 1);
+}
+
+static void put32(unsigned char *b, uint32_t v)
+{
+	b[0] = v >> 24;
+	b[1] = v >> 16;
+	b[2] = v >> 8;
+	b[3] = v;
+}
+
+/* Datagram n: header, then a pseudo-random stream seeded by (seed, n) */
+static uint32_t make_dgram(const struct params *p, uint32_t n,
+			   unsigned char *buf)
+{
+	uint32_t len = dgram_len(p, n), i;
+	uint64_t s = mix(((uint64_t)n << 32) | p->seed), r = 0;
+
+	put32(buf, MAGIC);
+	put32(buf + 4, p->seed);
+	put32(buf + 8, n);
+	put32(buf + 12, len);
+	for (i = HDR_LEN; i < len; i++) {
+		if (!((i - HDR_LEN) & 7)) {
+			s += 0x9e3779b97f4a7c15ull;
+			r = mix(s);
+		}
+		buf[i] = r;
+		r >>= 8;
+	}
+	return len;
+}
+
+static void check_params(const struct params *p)
+{
+	if (p->min < HDR_LEN || p->max < p->min || p->max > MAX_DGRAM)
+		usage();
+}
+
+static int do_send(int argc, char **argv)
+{
+	static unsigned char buf[MAX_DGRAM];
+	unsigned long long bytes = 0;
+	struct sockaddr_storage ss = {};
+	struct sockaddr_in6 *s6 = (void *)&ss;
+	struct sockaddr_in *s4 = (void *)&ss;
+	struct timespec t0, now;
+	struct params p;
+	uint32_t n, pps;
+	socklen_t slen;
+	uint16_t port;
+	double due;
+	int fd;
+
+	if (argc != 8 && argc != 9)
+		usage();
+	p.count = arg_u32(argv[4]);
+	p.min = arg_u32(argv[5]);
+	p.max = arg_u32(argv[6]);
+	p.seed = arg_u32(argv[7]);
+	pps = argc == 9 ? arg_u32(argv[8]) : 0;
+	check_params(&p);
+
+	port = htons(arg_u32(argv[3]));
+	if (inet_pton(AF_INET, argv[2], &s4->sin_addr) == 1) {
+		s4->sin_family = AF_INET;
+		s4->sin_port = port;
+		slen = sizeof(*s4);
+	} else if (inet_pton(AF_INET6, argv[2], &s6->sin6_addr) == 1) {
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = port;
+		slen = sizeof(*s6);
+	} else {
+		usage();
+	}
+	fd = socket(ss.ss_family, SOCK_DGRAM, 0);
+	if (fd < 0)
+		die("socket");
+	if (connect(fd, (struct sockaddr *)&ss, slen))
+		die("connect");
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (n = 0; n < p.count; n++) {
+		uint32_t len = make_dgram(&p, n, buf);
+
+		if (pps) {
+			due = (double)n / pps;
+			for (;;) {
+				double el;
+
+				clock_gettime(CLOCK_MONOTONIC, &now);
+				el = (now.tv_sec - t0.tv_sec) +
+				     (now.tv_nsec - t0.tv_nsec) / 1e9;
+				if (el >= due)
+					break;
+				usleep((due - el) * 1e6);
+			}
+		}
+		/* A refused send (e.g. ICMP unreachable before the receiver
+		 * is up) is a loss like any other.
+		 */
+		if (send(fd, buf, len, 0) == (ssize_t)len)
+			bytes += len;
+	}
+	printf("sent=%u bytes=%llu\n", p.count, bytes);
+	return 0;
+}
+
+static long long ms_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+static void report(unsigned int *reports, const char *fmt, uint32_t a,
+		   uint32_t b)
+{
+	if (++*reports > MAX_REPORTS)
+		return;
+	printf(fmt, a, b);
+	printf("\n");
+}
+
+static void on_term(int sig)
+{
+	stop = 1;
+}
+
+static int do_recv(int argc, char **argv)
+{
+	static unsigned char buf[MAX_DGRAM + 1], want[MAX_DGRAM];
+	struct sockaddr_in6 sa = {
+		.sin6_family = AF_INET6,
+		.sin6_addr = IN6ADDR_ANY_INIT,
+	};
+	struct sockaddr_in sa4 = { .sin_family = AF_INET };
+	struct ip_mreqn mreq = {};
+	unsigned long long received = 0, ok = 0, corrupt = 0, dup = 0;
+	struct sigaction sact = { .sa_handler = on_term };
+	unsigned long long bytes = 0;
+	unsigned int reports = 0;
+	long long last, idle_ms;
+	int fd, zero = 0, rcvbuf = 4 << 20;
+	struct pollfd pfd;
+	unsigned char *seen;
+	struct params p;
+	ssize_t len;
+
+	if (argc != 8 && argc != 9)
+		usage();
+	sa.sin6_port = htons(arg_u32(argv[2]));
+	sa4.sin_port = sa.sin6_port;
+	p.count = arg_u32(argv[3]);
+	p.min = arg_u32(argv[4]);
+	p.max = arg_u32(argv[5]);
+	p.seed = arg_u32(argv[6]);
+	idle_ms = arg_u32(argv[7]);
+	check_params(&p);
+	seen = calloc(p.count ? p.count : 1, 1);
+	if (!seen)
+		die("calloc");
+
+	if (argc == 9) {
+		if (inet_pton(AF_INET, argv[8], &mreq.imr_multiaddr) != 1)
+			usage();
+		fd = socket(AF_INET, SOCK_DGRAM, 0);
+		if (fd < 0)
+			die("socket");
+		if (bind(fd, (struct sockaddr *)&sa4, sizeof(sa4)))
+			die("bind");
+		if (setsockopt(fd, IPPROTO_IP, IP_ADD_MEMBERSHIP, &mreq,
+			       sizeof(mreq)))
+			die("IP_ADD_MEMBERSHIP");
+	} else {
+		fd = socket(AF_INET6, SOCK_DGRAM, 0);
+		if (fd < 0)
+			die("socket");
+		if (setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero,
+			       sizeof(zero)))
+			die("IPV6_V6ONLY");
+		if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)))
+			die("bind");
+	}
+	/* As root, beyond rmem_max: fewer drops at the socket */
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf)))
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
+	/* No SA_RESTART: poll() returns on SIGTERM */
+	sigaction(SIGTERM, &sact, NULL);
+	printf("listening\n");
+	fflush(stdout);
+
+	pfd.fd = fd;
+	pfd.events = POLLIN;
+	last = ms_now();
+	while (ok < p.count && !stop) {
+		uint32_t n, wlen;
+		long long left;
+
+		left = (received ? idle_ms : START_MS) - (ms_now() - last);
+		if (left <= 0)
+			break;
+		if (poll(&pfd, 1, left) < 0) {
+			if (errno == EINTR)
+				continue;
+			die("poll");
+		}
+		if (!(pfd.revents & POLLIN))
+			continue;
+		len = recv(fd, buf, sizeof(buf), MSG_TRUNC);
+		if (len < 0) {
+			if (errno == EINTR)
+				continue;
+			die("recv");
+		}
+		last = ms_now();
+		received++;
+		n = len >= HDR_LEN ? (uint32_t)buf[8] << 24 | buf[9] << 16 |
+				     buf[10] << 8 | buf[11] : UINT32_MAX;
+		if (n >= p.count) {
+			corrupt++;
+			report(&reports, "bad datagram: %u bytes, sequence %u",
+			       (uint32_t)len, n);
+			continue;
+		}
+		wlen = make_dgram(&p, n, want);
+		if ((size_t)len != wlen || memcmp(buf, want, wlen)) {
+			uint32_t i = 0;
+
+			while (i < wlen && i < (size_t)len && buf[i] == want[i])
+				i++;
+			corrupt++;
+			report(&reports, "corrupt datagram %u: first bad byte %u",
+			       n, i);
+			if ((size_t)len != wlen)
+				report(&reports, "length %u, expected %u",
+				       (uint32_t)len, wlen);
+			continue;
+		}
+		if (seen[n]) {
+			dup++;
+			report(&reports, "duplicate datagram %u (%u bytes)", n,
+			       wlen);
+			continue;
+		}
+		seen[n] = 1;
+		ok++;
+		bytes += wlen;
+	}
+	printf("received=%llu ok=%llu corrupt=%llu dup=%llu lost=%llu bytes=%llu\n",
+	       received, ok, corrupt, dup, p.count - ok, bytes);
+	return corrupt || dup;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2)
+		usage();
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (!strcmp(argv[1], "send"))
+		return do_send(argc, argv);
+	if (!strcmp(argv[1], "recv"))
+		return do_recv(argc, argv);
+	usage();
+	return 2;
+}
