@@ -15,7 +15,7 @@ KVER ?= $(shell $(DEPS) --kver 2>/dev/null)
 KDIR ?= /lib/modules/$(KVER)/build
 export KVER KDIR
 
-.PHONY: all modules deps check static vmtest bench clean help
+.PHONY: all modules deps check static vmtest bench series clean help
 
 all: modules
 
@@ -45,8 +45,17 @@ static: deps
 vmtest: deps
 	@$(PYTHON) $(CURDIR)/tools/testing/selftests/drivers/net/vx3/run.py $(VMTEST_ARGS)
 
-bench:
-	@echo "bench: not yet"
+# Benchmarks vx3 vs vmxnet3 (tools/testing/selftests/drivers/net/vx3/bench/):
+# REPS=3 SECONDS=20 PAR=32, other options via BENCH_ARGS="--pin vcpu ...".
+bench: deps
+	@$(MAKE) --no-print-directory modules
+	@$(PYTHON) $(CURDIR)/tools/testing/selftests/drivers/net/vx3/bench/bench.py \
+		$(if $(REPS),--reps $(REPS)) $(if $(SECONDS),--seconds $(SECONDS)) \
+		$(if $(PAR),--parallel $(PAR)) $(BENCH_ARGS)
+
+# The netdev patch series in build/series/ (scripts/vx3-series/README)
+series: deps
+	@$(PYTHON) $(CURDIR)/scripts/vx3-series/series.py make
 
 clean:
 	@if [ -f $(VX3_DIR)/Makefile ] && [ -e "$(KDIR)/Makefile" ]; then \
@@ -64,7 +73,8 @@ help:
 	@echo "                  kernel-doc) and VM tests; ends with 'N passed, N failed, N skipped'"
 	@echo "  make static     static checks only"
 	@echo "  make vmtest     VM tests only (VMTEST_ARGS='--driver vmxnet3 -t smoke')"
-	@echo "  make bench      benchmarks (not yet)"
+	@echo "  make bench      benchmarks vx3 vs vmxnet3 (REPS= SECONDS= PAR= BENCH_ARGS=)"
+	@echo "  make series     the netdev patch series in build/series/ (from series.txt)"
 	@echo "  make deps       install missing dependencies (root)"
 	@echo "  make clean      remove build products"
 	@echo "Kernel: KVER=$(KVER) KDIR=$(KDIR)"

@@ -30,6 +30,36 @@ else
 fi
 # 2. Static checks (on a private copy of the sources).
 TAP_START=2 scripts/vx3-static-check.sh 2>&1 | tee -a "$LOG"
+# The netdev patch series: make series, then NIPA's checks on every patch.
+n=$(($(grep -cE '^(not )?ok [0-9]+' "$LOG") + 1))
+if [ $# -gt 0 ]; then
+	echo "ok $n - series # SKIP VM test selection given" | tee -a "$LOG"
+else
+	/usr/bin/python3 scripts/vx3-series/series.py check --tap-start "$n" \
+		2>&1 | tee -a "$LOG"
+	rc=${PIPESTATUS[0]}
+	if [ "$rc" -ne 0 ] && ! grep -qE '^not ok [0-9]+ - series' "$LOG"; then
+		n=$(($(grep -cE '^(not )?ok [0-9]+' "$LOG") + 1))
+		echo "not ok $n - series # series.py exited with $rc" | tee -a "$LOG"
+	fi
+fi
+# 3. Benchmark tooling smoke: every cell once, for seconds; the numbers are
+# not judged, but a cell without numbers or a missing chart fails.
+n=$(($(grep -cE '^(not )?ok [0-9]+' "$LOG") + 1))
+if [ ! -f drivers/net/ethernet/vmware/vx3/vx3.ko ]; then
+	echo "ok $n - bench smoke # SKIP vx3.ko not built" | tee -a "$LOG"
+elif [ $# -gt 0 ]; then
+	echo "ok $n - bench smoke # SKIP VM test selection given" | tee -a "$LOG"
+else
+	rm -rf build/bench-smoke
+	if /usr/bin/python3 tools/testing/selftests/drivers/net/vx3/bench/bench.py \
+		--smoke --outdir build/bench-smoke >build/bench-smoke.log 2>&1; then
+		echo "ok $n - bench smoke" | tee -a "$LOG"
+	else
+		tail -n 20 build/bench-smoke.log | sed 's/^/# /' | tee -a "$LOG"
+		echo "not ok $n - bench smoke # see build/bench-smoke.log" | tee -a "$LOG"
+	fi
+fi
 next=$(($(grep -cE '^(not )?ok [0-9]+' "$LOG") + 1))
 /usr/bin/python3 tools/testing/selftests/drivers/net/vx3/run.py \
 	--tap-start "$next" "$@" 2>&1 | tee -a "$LOG"

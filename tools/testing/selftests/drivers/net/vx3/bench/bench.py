@@ -1,0 +1,789 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""vx3 benchmarks against the in-tree vmxnet3 driver, in one QEMU/TCG guest.
+
+    bench.py [--reps 3] [--seconds 20] [--parallel 32] [--exp rx,tx,fwd]
+             [--pin none|vcpu|split] [--smoke] [--profile] [--outdir DIR]
+
+Experiment "rx" (the build_skb patch): iperf 2 from the peer namespace to
+`iperf -s` in the guest, cells rx-gro-hw {off, on} x {vx3 copy path
+(rx-copybreak 16383), vx3 build_skb path (rx-copybreak 0), vmxnet3 (lro)},
+with -P PARALLEL and -P 1. Experiment "tx": guest to peer, vx3 vs vmxnet3.
+Experiment "fwd" (the no-recycling patch): the guest routes 64-byte UDP
+frames from trafgen in peer 1 to peer 2.
+
+Cells are interleaved within each repetition (order reversed every other
+repetition); drivers are switched by rmmod/modprobe in one boot. Costs are
+measured from the host: QEMU's vCPU thread CPU time per GB (or per million
+packets). Nothing here asserts a number. See README in this directory.
+"""
+
+import argparse
+import datetime
+import os
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+VX3_TESTS = os.path.dirname(HERE)
+ROOT = os.path.abspath(os.path.join(VX3_TESTS, "../../../../../.."))
+sys.path.insert(0, VX3_TESTS)
+sys.path.insert(0, HERE)
+
+from lib import vm as vmlib  # noqa: E402
+from lib.test import Ctx  # noqa: E402
+import measure  # noqa: E402
+import report  # noqa: E402
+
+VX3_KO = os.path.join(ROOT, "drivers/net/ethernet/vmware/vx3/vx3.ko")
+
+# The test variant boots with slub_debug, KFENCE and page poisoning; the
+# benchmark boots without any debugging option.
+vmlib.VARIANTS.setdefault("bench", {"append": "", "qemu": []})
+
+# Receive paths: name -> (driver, label).
+RX_PATHS = {
+    "copy": ("vx3", "vx3 copy"),
+    "bskb": ("vx3", "vx3 build_skb"),
+    "vmxnet3": ("vmxnet3", "vmxnet3"),
+}
+COPYBREAK_MAX = 16383
+COPYBREAK_DEFAULT = 256
+# Forwarding cells: vx3 with its default rx-copybreak (64-byte frames are
+# copied), vx3 with build_skb for every frame, vmxnet3.
+FWD_PATHS = {
+    "vx3": ("vx3", "vx3 (copybreak 256)"),
+    "bskb": ("vx3", "vx3 build_skb"),
+    "vmxnet3": ("vmxnet3", "vmxnet3"),
+}
+TX_PATHS = {"vx3": ("vx3", "vx3"), "vmxnet3": ("vmxnet3", "vmxnet3")}
+FWD_DST = "198.18.2.3"	# behind peer 2; peer 2 does not forward: dropped
+IPERF_PORT = 5001
+TSTAMP_PORT = 5201	# guest loopback flow, see Bench.boot()
+
+
+def log(msg):
+    print(f"# {msg}", flush=True)
+
+
+def kver():
+    v = os.environ.get("KVER")
+    if v:
+        return v
+    return subprocess.check_output([os.path.join(ROOT, "scripts/vx3-deps.sh"),
+                                    "--kver"], text=True).strip()
+
+
+def trafgen_cfg(dst_mac, src_mac, src_ip, dst_ip):
+    """trafgen packet: 60-byte Ethernet/IPv4/UDP frame (64 with the FCS)."""
+    def b(mac):
+        return ", ".join(f"0x{x}" for x in mac.split(":"))
+
+    def ip(a):
+        return ", ".join(a.split("."))
+    return ("{\n"
+            f"  {b(dst_mac)},\n  {b(src_mac)},\n  c16(0x0800),\n"
+            "  0x45, 0x00, c16(46), c16(0), c16(0x4000), 64, 17,"
+            " csumip(14, 33),\n"
+            f"  {ip(src_ip)},\n  {ip(dst_ip)},\n"
+            "  c16(9), c16(9), c16(26), c16(0),\n"
+            "  fill(0x00, 18),\n}\n")
+
+
+class GuestCmd(threading.Thread):
+    """A guest command run in the background through vm.run()."""
+
+    def __init__(self, vm, cmd, timeout):
+        super().__init__(daemon=True)
+        self.vm, self.cmd, self.timeout = vm, cmd, timeout
+        self.rc, self.out, self.err = None, "", None
+
+    def run(self):
+        try:
+            self.rc, self.out = self.vm.run(self.cmd, timeout=self.timeout)
+        except vmlib.VMError as e:
+            self.err = e
+
+    def result(self):
+        self.join(self.timeout + 30)
+        if self.err is not None:
+            raise self.err
+        return self.out
+
+
+class Bench:
+    """One guest, the current driver binding and the windows measured."""
+
+    def __init__(self, args, outdir):
+        self.args = args
+        self.outdir = outdir
+        self.vm = None
+        self.drv = None
+        self.ifn = {}
+        self.rows = []
+        self.notes = []
+        self.pin_gen = []
+        self.fwd_ready = False
+        self.ncpu = os.cpu_count()
+
+    # --- VM and driver ---------------------------------------------------
+    def boot(self, initrd, kv):
+        a = self.args
+        self.vm = vmlib.VM(kv, initrd, nics=2, variant="bench",
+                           logdir=os.path.join(self.outdir, "vm"),
+                           smp=a.smp, mem=a.mem)
+        self.vm.start()
+        log(f"guest up in {self.vm.boot_time:.1f}s (runid {self.vm.runid})")
+        self.pin()
+        # Forwarding stays off outside the forwarding experiment: turning
+        # it on makes the stack disable NETIF_F_LRO (vmxnet3's HW GRO).
+        self.fwd_off()
+        # The iperf server sets SO_TIMESTAMP on every connection, so each
+        # cell would flip the netstamp static key when its first socket
+        # opens and after its last one closed, patching netif_receive_skb
+        # while traffic flows. Under TCG another vCPU can then execute the
+        # transient int3 ("Oops: int3" at netif_receive_skb+0x28, seen in
+        # vmxnet3's RX path; every driver's is exposed). A 1 packet/s UDP
+        # iperf flow on the guest's loopback keeps one timestamping socket,
+        # and the key on, for the whole run.
+        self.vm.bg(f"iperf -s -u -p {TSTAMP_PORT} & exec iperf -u -c "
+                   f"127.0.0.1 -p {TSTAMP_PORT} -b 800 -l 100 -t 864000")
+        # One receive server for the whole run; it outlives driver reloads.
+        self.vm.bg(f"exec iperf -s -p {IPERF_PORT}")
+        self.wait_listen("guest")
+
+    def pin(self):
+        """Apply --pin to QEMU's threads; remember the generator's CPUs."""
+        mode, vm, last = self.args.pin, self.vm, self.ncpu - 1
+        if mode == "none":
+            return
+        for task in os.listdir(f"/proc/{vm.proc.pid}/task"):
+            try:
+                with open(f"/proc/{vm.proc.pid}/task/{task}/comm") as f:
+                    name = f.read().strip()
+            except OSError:
+                continue
+            if measure.is_vcpu(name):
+                n = int(name.split()[1].split("/")[0])
+                cpu = last if mode == "split" else n % self.ncpu
+            elif mode == "split":
+                cpu = 0
+            else:
+                continue
+            os.sched_setaffinity(int(task), {cpu})
+        if mode == "split":
+            self.pin_gen = ["taskset", "-c", "0"]
+
+    def affinity(self):
+        """Thread name -> allowed host CPUs, for the record."""
+        res = {}
+        pid = self.vm.proc.pid
+        for task in os.listdir(f"/proc/{pid}/task"):
+            try:
+                with open(f"/proc/{pid}/task/{task}/comm") as f:
+                    name = f.read().strip()
+                cpus = os.sched_getaffinity(int(task))
+            except OSError:
+                continue
+            res[name] = ",".join(map(str, sorted(cpus)))
+        return res
+
+    def use(self, drv):
+        """Bind both NICs to drv (rmmod/modprobe), configure, wait for link."""
+        if self.drv == drv:
+            return self.ifn
+        vm = self.vm
+        t0 = time.monotonic()
+        vm.run("rmmod vx3 2>/dev/null; rmmod vmxnet3 2>/dev/null", timeout=60)
+        self.drv = None
+        self.fwd_ready = False
+        ctx = Ctx(vm, drv, "bench")
+        self.ifn = ctx.load_driver()
+        for n in (1, 2):
+            ctx.config_ip(n)
+        for n in (1, 2):
+            for _ in range(60):
+                rc, _out = vm.run(f"ping -c1 -W1 {vm.peer_ip4(n)}",
+                                  timeout=10)
+                if rc == 0:
+                    break
+            else:
+                raise vmlib.VMError(f"{drv}: no ping to {vm.peer_ip4(n)}")
+        self.drv = drv
+        log(f"{drv} loaded, {self.ifn[1]}/{self.ifn[2]} up in "
+            f"{time.monotonic() - t0:.1f}s")
+        return self.ifn
+
+    def setup(self, ifn, settings):
+        """Apply ethtool settings, check them, return `ethtool -S` counters.
+
+        settings: [(ethtool arguments, ethtool arguments that show the
+        result, line expected in what they show)]. One guest command: on a
+        busy TCG guest every command takes a while.
+        """
+        sets = " && ".join(f"ethtool {a}" for a, _, _ in settings)
+        show = "; ".join(f"ethtool {v}" for _, v, _ in settings)
+        out = self.vm.check(f"{sets} && {{ {show}; echo ===; "
+                            f"ethtool -S {ifn}; }}")
+        shown, stats = out.split("===\n", 1)
+        lines = [x.strip() for x in shown.splitlines()]
+        for args, _, want in settings:
+            if want not in lines:
+                raise vmlib.VMError(f"`ethtool {args}` did not take, no "
+                                    f"`{want}`:\n{shown}")
+        return measure.parse_ethtool_stats(stats)
+
+    @staticmethod
+    def gro(ifn, drv, on):
+        """Setting of HW GRO: rx-gro-hw for vx3, LRO for vmxnet3."""
+        feat, name = (("rx-gro-hw", "rx-gro-hw") if drv == "vx3" else
+                      ("lro", "large-receive-offload"))
+        val = "on" if on else "off"
+        return (f"-K {ifn} {feat} {val}", f"-k {ifn}", f"{name}: {val}")
+
+    @staticmethod
+    def copybreak(ifn, value):
+        return (f"--set-tunable {ifn} rx-copybreak {value}",
+                f"--get-tunable {ifn} rx-copybreak", f"rx-copybreak: {value}")
+
+    # --- helpers --------------------------------------------------------------
+    def host_bg(self, n, cmd):
+        """Start cmd (list) in peer namespace n; returns the Popen."""
+        full = ["ip", "netns", "exec", self.vm.netns(n)] + self.pin_gen + cmd
+        logf = open(os.path.join(self.outdir, "vm", "host-bg.log"), "ab")
+        logf.write(f"$ {shlex.join(full)}\n".encode())
+        logf.flush()
+        p = subprocess.Popen(full, stdout=subprocess.PIPE, stderr=logf,
+                             stdin=subprocess.DEVNULL,
+                             start_new_session=True)
+        logf.close()
+        return p
+
+    @staticmethod
+    def host_stop(p, sig=signal.SIGKILL, timeout=30):
+        """Signal p's process group (if still running); return its stdout."""
+        if p.poll() is None:
+            try:
+                os.killpg(p.pid, sig)
+            except ProcessLookupError:
+                pass
+        try:
+            out, _ = p.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            out, _ = p.communicate()
+        return out.decode(errors="replace")
+
+    def wait_listen(self, where, port=IPERF_PORT):
+        """Wait until a TCP listener on port exists (guest or peer 1)."""
+        hexport = f":{port:04X} "
+        cmd = f"grep -q '{hexport}00000000:0000 0A' /proc/net/tcp"
+        for _ in range(100):
+            if where == "guest":
+                rc, _out = self.vm.run(cmd, timeout=10)
+            else:
+                rc, _out = self.vm.peer(1, cmd, timeout=10)
+            if rc == 0:
+                return
+            time.sleep(0.1)
+        raise vmlib.VMError(f"no iperf listener in {where}")
+
+    def wait_flow(self, d, proc, timeout=60):
+        """Wait until peer 1's tap carries traffic in direction d ("tx":
+        towards the guest, "rx": from it), then for the ramp-up time."""
+        def count():
+            st = measure.tap_stats(self.vm, 1)[d]
+            return st["packets"] + st["dropped"]
+        c0 = count()
+        deadline = time.monotonic() + timeout
+        while count() - c0 < 1000:
+            if time.monotonic() > deadline:
+                raise vmlib.VMError(f"no traffic on the tap after {timeout}s")
+            if isinstance(proc, subprocess.Popen) and proc.poll() is not None:
+                raise vmlib.VMError(f"load generator exited early "
+                                    f"(rc={proc.returncode}), see "
+                                    "vm/host-bg.log")
+            time.sleep(0.2)
+        time.sleep(self.args.ramp)
+
+    def measure(self, sampler, secs, guest_cmd=None):
+        """Snapshots a and b secs apart; guest_cmd runs in between."""
+        a = sampler.snap()
+        half = time.monotonic() - a["t"]
+        job = None
+        if guest_cmd:
+            job = GuestCmd(self.vm, guest_cmd, secs + 60)
+            job.start()
+        # b's host midpoint should come secs after a's.
+        left = a["t"] + secs - half - time.monotonic()
+        if left > 0:
+            time.sleep(left)
+        b = sampler.snap()
+        out = job.result() if job else ""
+        return a, b, out
+
+    def base_row(self, exp, cell, label, rep, **kw):
+        row = {"exp": exp, "cell": cell, "label": label, "rep": rep,
+               "driver": self.drv,
+               "time": datetime.datetime.now().strftime("%H:%M:%S")}
+        row.update(kw)
+        return row
+
+    def add_mpstat(self, row, out):
+        line, cols = measure.parse_mpstat(out)
+        row["mpstat"] = line or ""
+        for k in report.MPSTAT_COLS:
+            row["mp_" + k] = cols.get("%" + k)
+        busy = 100.0 - cols["%idle"] if cols else 0.0
+        row["soft_share"] = cols["%soft"] / busy if busy > 0 else None
+
+    def mark_busy(self, row):
+        row["busy"] = int(row["other_cores"] > self.args.busy_threshold)
+
+    def rx_config(self, path, gro):
+        """Load the driver of receive path `path`, set HW GRO.
+
+        Returns the guest interface and its `ethtool -S` counters.
+        """
+        drv = RX_PATHS[path][0]
+        ifn = self.use(drv)[1]
+        sets = [self.gro(ifn, drv, gro)]
+        if drv == "vx3":
+            sets.append(self.copybreak(ifn, COPYBREAK_MAX if path == "copy"
+                                       else 0))
+        return ifn, self.setup(ifn, sets)
+
+    def fwd_config(self, path):
+        """Load the driver of forwarding cell `path`, enable forwarding.
+
+        Forwarding on, and a permanent neighbour for FWD_DST via NIC 2 (it
+        goes when the driver is reloaded).
+        """
+        drv, vm = FWD_PATHS[path][0], self.vm
+        ifn = self.use(drv)
+        if not self.fwd_ready:
+            tap2 = measure.tap_info(vm, 2)["address"]
+            vm.check("echo 1 > /proc/sys/net/ipv4/ip_forward && "
+                     f"ip neigh replace {FWD_DST} lladdr {tap2} "
+                     f"dev {ifn[2]} nud permanent")
+            self.fwd_ready = True
+        if drv == "vx3":
+            self.setup(ifn[1], [self.copybreak(
+                ifn[1], 0 if path == "bskb" else COPYBREAK_DEFAULT)])
+        return ifn
+
+    def fwd_off(self):
+        self.vm.check("echo 0 > /proc/sys/net/ipv4/ip_forward")
+        self.fwd_ready = False
+
+    def trafgen(self, secs):
+        """Start trafgen in peer 1: 64-byte frames to FWD_DST via the guest.
+
+        Bounded: at most 5 Mpps over the whole run, and stopped after the
+        window anyway.
+        """
+        a_, vm = self.args, self.vm
+        cfg = os.path.join(self.outdir, "vm", "fwd64.trafgen")
+        src_mac = measure.tap_info(vm, 1)["address"]
+        with open(cfg, "w") as f:
+            f.write(trafgen_cfg(vm.mac(1), src_mac, vm.peer_ip4(1), FWD_DST))
+        count = int(5e6 * (a_.ramp + secs + 2))
+        rate = ["-b", f"{a_.fwd_rate}pps"] if a_.fwd_rate else []
+        return self.host_bg(1, ["trafgen", "-o", vm.tap(1), "-i", cfg,
+                                "-P", "1", "-n", str(count),
+                                "--no-sock-mem", "--notouch-irq"] + rate)
+
+    # --- experiment 1: receive ------------------------------------------------
+    def rx_cell(self, path, gro, par, secs, rep):
+        a_, vm = self.args, self.vm
+        label = RX_PATHS[path][1]
+        ifn, es0 = self.rx_config(path, gro)
+        # iperf runs until interrupted after the window (-t is a bound).
+        cli = self.host_bg(1, ["iperf", "-c", vm.guest_ip4(1), "-p",
+                               str(IPERF_PORT), "-t", str(secs + 120),
+                               "-P", str(par), "-y", "C"])
+        sampler = measure.Sampler(vm, [ifn, self.ifn[2]], taps=(1,))
+        sampler.gen_pids = [cli.pid]
+        try:
+            self.wait_flow("tx", cli)
+            a, b, mp = self.measure(sampler, secs, f"mpstat 1 {secs}")
+        finally:
+            iout = self.host_stop(cli, signal.SIGINT)
+        es1 = measure.parse_ethtool_stats(vm.check(f"ethtool -S {ifn}"))
+        row = self.base_row("rx", path, label, rep, gro=int(gro), par=par)
+        row.update(measure.window(a, b, a_.smp, [ifn, self.ifn[2]]))
+        self.add_mpstat(row, mp)
+        _, row["iperf_gbps"] = measure.iperf_rate(iout)
+        self.rates(row, "tap1_tx_bytes", "g_rx_bytes")
+        for k in ("rx0_build_skb", "rx0_copied", "rx0_hw_gro_packets",
+                  "rx0_drop_err"):
+            if k in es1:
+                row[k] = es1[k] - es0.get(k, 0)
+        self.mark_busy(row)
+        self.rows.append(row)
+        log(f"rx P{par} gro-{'on' if gro else 'off'} {label:14} rep {rep}: "
+            f"{row['gbps']:.3f} Gbit/s, {fmt(row.get('vcpu_s_per_gb'))} "
+            f"vCPU-s/GB, %soft {fmt(row['mp_soft'])}"
+            f"{' (host busy)' if row['busy'] else ''}")
+
+    def rates(self, row, tap_key, guest_key):
+        """Gbit/s and cost per GB from the tap's byte counter, which is
+        read on the host at the same moments as QEMU's thread CPU times;
+        g_gbps from the guest's counter over the guest's clock."""
+        nbytes = row[tap_key]
+        row["gbps"] = nbytes * 8 / row["wall_s"] / 1e9
+        row["g_gbps"] = row[guest_key] * 8 / row["guest_wall_s"] / 1e9
+        self.per_unit(row, nbytes / 1e9, "gb")
+
+    def per_unit(self, row, units, unit):
+        for k in ("vcpu_s", "io_s"):
+            row[f"{k}_per_{unit}"] = row[k] / units if units > 0 else None
+        share = row.get("soft_share")
+        row[f"soft_s_per_{unit}"] = (row["vcpu_s"] * share / units
+                                     if units > 0 and share is not None
+                                     else None)
+
+    # --- experiment 3: transmit ------------------------------------------------
+    def tx_cell(self, path, par, secs, rep):
+        a_, vm = self.args, self.vm
+        drv, label = TX_PATHS[path]
+        ifn = self.use(drv)[1]
+        # The drivers' defaults (the receive cells changed them).
+        sets = [self.gro(ifn, drv, True)]
+        if drv == "vx3":
+            sets.append(self.copybreak(ifn, COPYBREAK_DEFAULT))
+        self.setup(ifn, sets)
+        srv = self.host_bg(1, ["iperf", "-s", "-p", str(IPERF_PORT)])
+        sampler = measure.Sampler(vm, [ifn, self.ifn[2]], taps=(1,))
+        sampler.gen_pids = [srv.pid]
+        try:
+            self.wait_listen("peer")
+            # Runs until interrupted after the window (-t is a bound).
+            cli = GuestCmd(vm, f"iperf -c {vm.peer_ip4(1)} -p {IPERF_PORT} "
+                           f"-t {secs + 120} -P {par} -y C & "
+                           "echo $! > /tmp/iperf-tx.pid; wait $!", secs + 180)
+            cli.start()
+            self.wait_flow("rx", srv)
+            a, b, mp = self.measure(sampler, secs, f"mpstat 1 {secs}")
+            vm.run("kill -INT $(cat /tmp/iperf-tx.pid)", timeout=30)
+            iout = cli.result()
+        finally:
+            self.host_stop(srv)
+        row = self.base_row("tx", path, label, rep, par=par)
+        row.update(measure.window(a, b, a_.smp, [ifn, self.ifn[2]]))
+        self.add_mpstat(row, mp)
+        _, row["iperf_gbps"] = measure.iperf_rate(iout)
+        self.rates(row, "tap1_rx_bytes", "g_tx_bytes")
+        self.mark_busy(row)
+        self.rows.append(row)
+        log(f"tx P{par} {label:14} rep {rep}: {row['gbps']:.3f} Gbit/s, "
+            f"{fmt(row.get('vcpu_s_per_gb'))} vCPU-s/GB"
+            f"{' (host busy)' if row['busy'] else ''}")
+
+    # --- experiment 2: forwarding ----------------------------------------------
+    def fwd_cell(self, path, secs, rep):
+        a_, vm = self.args, self.vm
+        label = FWD_PATHS[path][1]
+        ifn = self.fwd_config(path)
+        gen = self.trafgen(secs)
+        sampler = measure.Sampler(vm, [ifn[1], ifn[2]], taps=(1, 2))
+        sampler.gen_pids = [gen.pid]
+        try:
+            self.wait_flow("tx", gen)
+            a, b, mp = self.measure(sampler, secs, f"mpstat 1 {secs}")
+        finally:
+            gout = self.host_stop(gen, signal.SIGINT)
+        row = self.base_row("fwd", path, label, rep, par=1)
+        row.update(measure.window(a, b, a_.smp, [ifn[1], ifn[2]]))
+        self.add_mpstat(row, mp)
+        w = row["wall_s"]
+        offered = row["tap1_tx_packets"] + row["tap1_tx_dropped"]
+        fwd = row["tap2_rx_packets"]
+        row["offered_pps"] = offered / w
+        row["to_qemu_pps"] = row["tap1_tx_packets"] / w
+        row["guest_rx_pps"] = row["g_rx_packets"] / row["guest_wall_s"]
+        row["fwd_pps"] = fwd / w
+        row["fwd_pct"] = 100.0 * fwd / offered if offered else None
+        self.per_unit(row, fwd / 1e6, "mpkt")
+        row["trafgen_ok"] = int("packets outgoing" in gout)
+        self.mark_busy(row)
+        self.rows.append(row)
+        log(f"fwd {label:20} rep {rep}: offered {row['offered_pps']:.0f} pps, "
+            f"forwarded {row['fwd_pps']:.0f} pps "
+            f"({fmt(row['fwd_pct'])} %), "
+            f"{fmt(row.get('vcpu_s_per_mpkt'))} vCPU-s/Mpkt"
+            f"{' (host busy)' if row['busy'] else ''}")
+
+    # --- profiling -----------------------------------------------------------------
+    def profile(self, kind, path, gro=False):
+        """One extra window with guest `perf record -e cpu-clock -a`.
+
+        Writes profile-<kind>-<path>.txt: the symbols' shares of the
+        non-idle samples, then perf's own report.
+        """
+        a_, vm = self.args, self.vm
+        secs = a_.profile_seconds
+        if kind == "rx":
+            label = RX_PATHS[path][1]
+            self.rx_config(path, gro)
+            # Stopped after the recording; -t only bounds it.
+            gen = self.host_bg(1, ["iperf", "-c", vm.guest_ip4(1), "-p",
+                                   str(IPERF_PORT), "-t", str(secs + 300),
+                                   "-P", str(a_.parallel)])
+        else:
+            label = FWD_PATHS[path][1]
+            self.fwd_config(path)
+            gen = self.trafgen(secs)
+        try:
+            self.wait_flow("tx", gen)
+            vm.check(f"perf record -q -e cpu-clock -a -o /tmp/perf.data "
+                     f"-- sleep {secs} >/dev/null 2>&1", timeout=secs + 240)
+        finally:
+            self.host_stop(gen)
+        rep = vm.check("perf report -i /tmp/perf.data --stdio --no-children "
+                       "--sort dso,sym 2>/dev/null; rm -f /tmp/perf.data",
+                       timeout=600)
+        name = f"profile-{kind}-{path}{'-gro' if gro else ''}.txt"
+        with open(os.path.join(self.outdir, name), "w") as f:
+            f.write(f"# guest perf record -e cpu-clock -a, {kind} {label}, "
+                    f"rx-gro-hw {'on' if gro else 'off'}, {secs} s\n"
+                    + "\n".join(profile_busy(rep)) + "\n\n# perf report:\n"
+                    + "\n".join(rep.splitlines()[:100]) + "\n")
+        log(f"profile written: {name}")
+
+    # --- the whole run -------------------------------------------------------------
+    def run(self):
+        a_ = self.args
+        order = ["copy", "bskb", "vmxnet3"]
+        pars = [a_.parallel] + ([1] if a_.p1_seconds > 0 else [])
+        for rep in range(a_.reps):
+            if "rx" in a_.exp:
+                seq = []
+                for i, par in enumerate(pars):
+                    # vx3 copy/build_skb with the same GRO setting next to
+                    # each other: one driver switch per -P pass.
+                    cells = ([("copy", False), ("bskb", False),
+                              ("copy", True), ("bskb", True),
+                              ("vmxnet3", True), ("vmxnet3", False)]
+                             if i % 2 == 0 else
+                             [("vmxnet3", False), ("vmxnet3", True),
+                              ("bskb", True), ("copy", True),
+                              ("bskb", False), ("copy", False)])
+                    seq += [(p, g, par) for p, g in cells]
+                if rep % 2:
+                    seq.reverse()
+                for path, gro, par in seq:
+                    secs = a_.seconds if par == a_.parallel else a_.p1_seconds
+                    self.rx_cell(path, gro, par, secs, rep)
+        for rep in range(a_.reps):
+            if "tx" in a_.exp:
+                seq = ["vx3", "vmxnet3"]
+                for path in (seq if rep % 2 == 0 else seq[::-1]):
+                    self.tx_cell(path, a_.parallel, a_.tx_seconds, rep)
+        if "fwd" in a_.exp:
+            for rep in range(a_.reps):
+                seq = ["vx3", "bskb", "vmxnet3"]
+                for path in (seq if rep % 2 == 0 else seq[::-1]):
+                    self.fwd_cell(path, a_.fwd_seconds, rep)
+            self.fwd_off()
+        if a_.profile:
+            if "rx" in a_.exp:
+                for path in order:
+                    self.profile("rx", path)
+            if "fwd" in a_.exp:
+                for path in ("vx3", "bskb", "vmxnet3"):
+                    self.profile("fwd", path)
+                self.fwd_off()
+
+    def dmesg_problems(self):
+        text = self.vm.dmesg()
+        return [ln for ln in text.splitlines()
+                if vmlib.BAD_DMESG_RE.search(ln)]
+
+
+IDLE_SYMS = ("pv_native_safe_halt", "default_idle", "cpu_idle_poll",
+             "acpi_idle_do_entry", "intel_idle", "mwait_idle")
+
+
+def profile_busy(report_text, top=40):
+    """Top symbols of a `perf report --sort dso,sym` as shares of the
+    non-idle samples (a guest that waits for packets is mostly idle)."""
+    syms = []
+    for line in report_text.splitlines():
+        m = re.match(r"\s*([\d.]+)%\s+(\S+)\s+\[(.)\]\s+(.+?)\s*$", line)
+        if m:
+            syms.append((float(m.group(1)), m.group(2), m.group(4)))
+    idle = sum(p for p, _, sym in syms if sym in IDLE_SYMS)
+    busy = 100.0 - idle
+    out = [f"# idle: {idle:.1f} % of the samples; shares below are of the "
+           f"other {busy:.1f} %"]
+    for p, dso, sym in [x for x in syms if x[2] not in IDLE_SYMS][:top]:
+        out.append(f"{100.0 * p / busy if busy > 0 else 0.0:7.2f}%  "
+                   f"{dso:18} {sym}")
+    return out
+
+
+def fmt(v, nd=2):
+    return "-" if v is None else f"{v:.{nd}f}"
+
+
+def environment(bench, kv, args, t_start):
+    vm = bench.vm
+    ko = os.path.join(bench.outdir, "vm", "vx3.ko")
+
+    def cmd(c):
+        try:
+            return subprocess.run(c, shell=True, capture_output=True,
+                                  text=True, timeout=30).stdout.strip()
+        except subprocess.SubprocessError:
+            return ""
+    git = cmd(f"git -C {ROOT} rev-parse --short HEAD")
+    if cmd(f"git -C {ROOT} status --porcelain --untracked-files=no"):
+        git += "+dirty"
+    iperf_v = cmd("iperf -v 2>&1")
+    env = {
+        "date": t_start.strftime("%Y-%m-%d %H:%M:%S %Z").strip(),
+        "git": git,
+        "qemu": cmd("qemu-system-x86_64 --version | head -n1"),
+        "accel": "tcg,thread=multi (no KVM)",
+        "machine": f"q35, -cpu max, -smp {args.smp}, -m {args.mem}",
+        "nic": "2 x vmxnet3 on tap (vnet_hdr) in peer namespaces",
+        "guest_kernel": kv,
+        "host_kernel": cmd("uname -r"),
+        "host_cpu": cmd("lscpu | sed -n 's/^Model name: *//p'") +
+        f", {os.cpu_count()} CPUs",
+        "iperf": iperf_v,
+        "trafgen": cmd("trafgen -v 2>&1 | head -n1"),
+        "vx3_ko": "srcversion " + cmd(f"modinfo -F srcversion {ko}") +
+        ", sha256 " + cmd(f"sha256sum {ko} | cut -c1-16"),
+        "pin": args.pin,
+        "command": "bench.py " + shlex.join(sys.argv[1:]),
+    }
+    if vm and vm.proc and vm.proc.poll() is None:
+        env["qemu_affinity"] = ", ".join(f"{k}: {v}" for k, v in
+                                         sorted(bench.affinity().items()))
+    return env
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--reps", type=int, default=3,
+                    help="repetitions of every cell (default 3)")
+    ap.add_argument("--seconds", type=int, default=20,
+                    help="receive window with -P PARALLEL (default 20)")
+    ap.add_argument("--parallel", "-P", type=int, default=32,
+                    help="iperf streams (default 32)")
+    ap.add_argument("--p1-seconds", type=int, default=10,
+                    help="receive window with -P 1 (default 10, 0 = skip)")
+    ap.add_argument("--tx-seconds", type=int, default=20)
+    ap.add_argument("--fwd-seconds", type=int, default=10)
+    ap.add_argument("--fwd-rate", type=int, default=0,
+                    help="trafgen rate in pps (default 0: as fast as it can)")
+    ap.add_argument("--ramp", type=float, default=3.0,
+                    help="seconds of traffic before a window starts")
+    ap.add_argument("--exp", default="rx,tx,fwd",
+                    help="experiments: rx, tx, fwd (comma separated)")
+    ap.add_argument("--pin", default="none", choices=("none", "vcpu", "split"),
+                    help="QEMU/generator CPU pinning (see README)")
+    ap.add_argument("--smp", type=int, default=2)
+    ap.add_argument("--mem", type=int, default=1024)
+    ap.add_argument("--busy-threshold", type=float, default=0.25,
+                    help="flag windows with more other host load (cores)")
+    ap.add_argument("--profile", action="store_true",
+                    help="add guest perf profiles (rx gro off, fwd)")
+    ap.add_argument("--profile-seconds", type=int, default=10)
+    ap.add_argument("--smoke", action="store_true",
+                    help="tooling check: 1 rep, 2 s windows, -P 8, no -P 1")
+    ap.add_argument("--outdir", help="results folder (default "
+                    "build/bench/<timestamp>)")
+    args = ap.parse_args()
+    if args.smoke:
+        args.reps, args.seconds, args.p1_seconds = 1, 2, 0
+        args.tx_seconds, args.fwd_seconds, args.ramp = 2, 2, 0.5
+        args.parallel, args.profile_seconds = 8, 2
+    args.exp = [e.strip() for e in args.exp.split(",") if e.strip()]
+    bad = set(args.exp) - {"rx", "tx", "fwd"}
+    if bad:
+        ap.error(f"unknown experiment(s): {', '.join(sorted(bad))}")
+    if os.geteuid() != 0:
+        print("bench: needs root (taps, namespaces)", file=sys.stderr)
+        return 2
+    if not os.path.isfile(VX3_KO):
+        print(f"bench: {VX3_KO} not built (run make)", file=sys.stderr)
+        return 2
+
+    t_start = datetime.datetime.now().astimezone()
+    outdir = os.path.abspath(args.outdir or os.path.join(
+        ROOT, "build", "bench" + ("-smoke" if args.smoke else ""),
+        t_start.strftime("%Y%m%d-%H%M%S")))
+    os.makedirs(os.path.join(outdir, "vm"), exist_ok=True)
+    vmlib._install_handlers()
+    vmlib.reap_dead_runs()
+    kv = kver()
+    # A private copy of the module: the tree's vx3.ko may be rebuilt (for
+    # another kernel, too) while the benchmark runs.
+    ko = os.path.join(outdir, "vm", "vx3.ko")
+    shutil.copyfile(VX3_KO, ko)
+    vermagic = subprocess.run(["modinfo", "-F", "vermagic", ko],
+                              capture_output=True, text=True).stdout.split()
+    if not vermagic or vermagic[0] != kv:
+        print(f"bench: {VX3_KO} is built for "
+              f"{vermagic[0] if vermagic else '?'}, not {kv} (run make)",
+              file=sys.stderr)
+        return 2
+    initrd = os.path.join(outdir, "vm", f"initramfs-{kv}.cpio")
+    env = dict(os.environ)
+    if args.profile:
+        env["VX3_EXTRA_BINS"] = "/usr/bin/perf"
+    subprocess.check_call([os.path.join(VX3_TESTS, "mkinitramfs.sh"), kv,
+                           initrd, ko], env=env)
+
+    bench = Bench(args, outdir)
+    t0 = time.monotonic()
+    status = 0
+    renv = {}
+    try:
+        bench.boot(initrd, kv)
+        renv = environment(bench, kv, args, t_start)
+        bench.run()
+        problems = bench.dmesg_problems()
+        if problems:
+            bench.notes.append("guest dmesg has bad lines (see vm/dmesg.txt)"
+                               ": " + problems[0])
+        with open(os.path.join(outdir, "vm", "dmesg.txt"), "w") as f:
+            f.write(bench.vm.dmesg())
+    except (vmlib.VMError, KeyboardInterrupt) as e:
+        log(f"bench aborted: {e}")
+        status = 1
+    except Exception:  # noqa: BLE001 - keep the windows measured so far
+        log(f"bench aborted:\n{traceback.format_exc()}")
+        status = 1
+    finally:
+        if not renv:
+            renv = environment(bench, kv, args, t_start)
+        if bench.vm:
+            bench.vm.close()
+    renv["duration"] = f"{time.monotonic() - t0:.0f} s"
+    if bench.rows:
+        missing = report.write_all(outdir, bench.rows, renv, args,
+                                   bench.notes)
+        if missing:
+            log("cells without numbers: " + ", ".join(missing))
+            status = 1
+    else:
+        status = 1
+    log(f"results in {os.path.relpath(outdir, os.getcwd())} "
+        f"({renv['duration']})")
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,258 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Sampling of host and guest counters around a measurement window.
+
+A window is two snapshots, A and B, each taken on the host (QEMU thread CPU
+times, host /proc/stat, load generator CPU, tap counters) and in the guest
+(/proc/uptime, /proc/stat, interface counters, driver counters).
+window() turns a pair into the derived numbers one CSV row holds.
+"""
+
+import json
+import os
+import re
+import statistics
+import subprocess
+import time
+
+# /proc/stat cpu line fields (USER_HZ units).
+STAT_FIELDS = ("user", "nice", "system", "idle", "iowait", "irq", "softirq",
+               "steal")
+BUSY_FIELDS = ("user", "nice", "system", "irq", "softirq", "steal")
+USER_HZ = os.sysconf("SC_CLK_TCK")
+IF_FIELDS = ("rx_bytes", "rx_packets", "tx_bytes", "tx_packets",
+             "rx_dropped", "tx_dropped")
+
+
+def parse_stat_cpu(line):
+    """Dict of the first eight fields of a /proc/stat "cpu" line."""
+    vals = [int(x) for x in line.split()[1:9]]
+    vals += [0] * (len(STAT_FIELDS) - len(vals))
+    return dict(zip(STAT_FIELDS, vals))
+
+
+def host_stat():
+    with open("/proc/stat") as f:
+        return parse_stat_cpu(f.readline())
+
+
+def proc_cpu(pid):
+    """CPU seconds (user+system, all threads) of a host process; 0 if gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            stat = f.read()
+    except OSError:
+        return 0.0
+    fields = stat[stat.rindex(")") + 2:].split()
+    return (int(fields[11]) + int(fields[12])) / USER_HZ
+
+
+def loadavg():
+    with open("/proc/loadavg") as f:
+        return float(f.read().split()[0])
+
+
+def thread_io(pid):
+    """{thread name: {"rchar": n, "wchar": n}} of a host process, summed
+    over threads of the same name (like vm.thread_cpu()). Shows which QEMU
+    thread reads and writes the tap."""
+    res = {}
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{task}/comm") as f:
+                name = f.read().strip()
+            with open(f"/proc/{pid}/task/{task}/io") as f:
+                io = dict(line.split(": ") for line in f.read().splitlines())
+        except (OSError, ValueError):
+            continue
+        d = res.setdefault(name, {"rchar": 0, "wchar": 0})
+        for k in d:
+            d[k] += int(io.get(k, 0))
+    return res
+
+
+def tap_info(vm, n):
+    """`ip -s -j link show` of NIC n's tap, in its peer namespace."""
+    out = subprocess.run(["ip", "-n", vm.netns(n), "-s", "-j", "link", "show",
+                          "dev", vm.tap(n)], capture_output=True, text=True,
+                         check=True).stdout
+    return json.loads(out)[0]
+
+
+def tap_stats(vm, n):
+    """stats64 of NIC n's tap: {"rx": {...}, "tx": {...}}."""
+    return tap_info(vm, n)["stats64"]
+
+
+def guest_cmd(ifnames):
+    """Guest command printing what guest_parse() reads: one `cat`, as every
+    process the guest starts takes long on a busy TCG guest."""
+    files = ["/proc/uptime"]
+    for ifn in ifnames:
+        files += [f"/sys/class/net/{ifn}/statistics/{f}" for f in IF_FIELDS]
+    return "exec cat " + " ".join(files) + " /proc/stat"
+
+
+def guest_parse(out, ifnames):
+    lines = out.splitlines()
+    res = {"uptime": float(lines[0].split()[0]), "if": {}}
+    vals = iter(lines[1:1 + len(ifnames) * len(IF_FIELDS)])
+    for ifn in ifnames:
+        res["if"][ifn] = {f: int(next(vals)) for f in IF_FIELDS}
+    res["stat"] = parse_stat_cpu(next(x for x in lines if
+                                      x.startswith("cpu ")))
+    return res
+
+
+def parse_ethtool_stats(out):
+    """`ethtool -S` output as a dict of counters."""
+    res = {}
+    for line in out.splitlines():
+        m = re.match(r"\s*([\w\[\]:. -]+):\s+(\d+)\s*$", line)
+        if m:
+            res[m.group(1).strip()] = int(m.group(2))
+    return res
+
+
+class Sampler:
+    """Takes the A/B snapshots of one window."""
+
+    def __init__(self, vm, ifnames, taps=(1,)):
+        self.vm = vm
+        self.ifnames = ifnames
+        self.taps = taps
+        self.gen_pids = []
+        self._gcmd = guest_cmd(ifnames)
+
+    def _host(self):
+        vm = self.vm
+        return {"t": time.monotonic(), "thr": vm.thread_cpu(),
+                "tio": thread_io(vm.proc.pid),
+                "hstat": host_stat(),
+                "gen": sum(proc_cpu(p) for p in self.gen_pids),
+                "self": proc_cpu(os.getpid()), "load": loadavg(),
+                "taps": {n: tap_stats(vm, n) for n in self.taps}}
+
+    def snap(self):
+        """One snapshot: host counters are read before and after the guest
+        command (which takes a while on a busy TCG guest) and averaged, so
+        that host and guest counters refer to the same moment."""
+        h0 = self._host()
+        g = guest_parse(self.vm.check(self._gcmd, timeout=60), self.ifnames)
+        s = _mid(h0, self._host())
+        s["guest"] = g
+        return s
+
+
+def _mid(a, b):
+    """Element-wise mean of two equally shaped dicts of numbers."""
+    if isinstance(a, dict):
+        return {k: _mid(v, b.get(k, v)) for k, v in a.items()}
+    if isinstance(a, (int, float)):
+        return (a + b) / 2
+    return a
+
+
+def _thr_delta(a, b, pred):
+    return sum(v - a.get(k, 0.0) for k, v in b.items() if pred(k))
+
+
+def is_vcpu(name):
+    return name.startswith("CPU ")
+
+
+def is_io(name):
+    # The main loop thread (named after the binary, truncated to 15
+    # characters) and any iothreads ("IO <id>").
+    return name.startswith("qemu-system") or name.startswith("IO ")
+
+
+def window(a, b, smp, ifns):
+    """Numbers of the window between snapshots a and b.
+
+    Counters of guest interface ifns[0] are g_<name>, of ifns[1] g2_<name>.
+    """
+    wall = b["t"] - a["t"]
+    ga, gb = a["guest"], b["guest"]
+    gwall = gb["uptime"] - ga["uptime"]
+    gst = {k: gb["stat"][k] - ga["stat"][k] for k in STAT_FIELDS}
+    gjif = sum(gst.values()) / USER_HZ
+    gbusy = sum(gst[k] for k in BUSY_FIELDS) / USER_HZ
+    hst = {k: b["hstat"][k] - a["hstat"][k] for k in STAT_FIELDS}
+    hbusy = sum(hst[k] for k in BUSY_FIELDS) / USER_HZ
+    vcpu = _thr_delta(a["thr"], b["thr"], is_vcpu)
+    io = _thr_delta(a["thr"], b["thr"], is_io)
+    qemu = _thr_delta(a["thr"], b["thr"], lambda k: True)
+    gen = b["gen"] - a["gen"]
+    tio = {}
+    for name, chars in b["tio"].items():
+        kind = "vcpu" if is_vcpu(name) else "io" if is_io(name) else "other"
+        for k, v in chars.items():
+            key = f"{kind}_{k}"
+            tio[key] = tio.get(key, 0) + v - a["tio"].get(name, {}).get(k, 0)
+    own = qemu + gen + (b["self"] - a["self"])
+    w = {"wall_s": wall, "guest_wall_s": gwall,
+         "vcpu_s": vcpu, "io_s": io, "qemu_other_s": qemu - vcpu - io,
+         "gen_s": gen, "host_busy_cores": hbusy / wall,
+         "other_cores": max(0.0, hbusy - own) / wall,
+         "load1": max(a["load"], b["load"]),
+         "guest_ticks_s": gjif, "guest_busy_s": gbusy,
+         "guest_tick_ratio": gjif / (gwall * smp) if gwall > 0 else 0.0,
+         "guest_busy_vs_vcpu": gbusy / vcpu if vcpu > 0 else 0.0}
+    for kind in ("io", "vcpu", "other"):
+        for k in ("rchar", "wchar"):
+            w[f"{kind}_{k}"] = tio.get(f"{kind}_{k}", 0)
+    for i, ifn in enumerate(ifns):
+        pre = "g_" if i == 0 else f"g{i + 1}_"
+        for k in IF_FIELDS:
+            w[pre + k] = gb["if"][ifn][k] - ga["if"][ifn][k]
+    for n, ta in a["taps"].items():
+        tb = b["taps"][n]
+        for d in ("rx", "tx"):
+            for k in ("packets", "bytes", "dropped"):
+                w[f"tap{n}_{d}_{k}"] = tb[d][k] - ta[d][k]
+    return w
+
+
+def summarize(vals):
+    """(median, min, max) of the finite values, or None if there are none."""
+    v = [x for x in vals if x is not None and x == x]
+    if not v:
+        return None
+    return statistics.median(v), min(v), max(v)
+
+
+def parse_mpstat(out):
+    """The "Average: all" line of `mpstat 1 N` output as (line, {col: val}).
+
+    The column names come from the first header line ("<time> CPU %usr
+    ... %idle").
+    """
+    header = None
+    for line in out.splitlines():
+        f = line.split()
+        if header is None and "CPU" in f and "%idle" in f:
+            header = f[f.index("CPU") + 1:]
+        elif header and len(f) == len(header) + 2 and f[:2] == ["Average:",
+                                                                 "all"]:
+            return line.strip(), dict(zip(header, map(float, f[2:])))
+    return None, {}
+
+
+def iperf_rate(out):
+    """iperf 2 `-y C` client output -> (bytes, Gbit/s) summed over streams.
+
+    iperf 2.1.8 prints no sum line in CSV mode; each stream reports its
+    bytes and interval, so the rate is total bytes over the longest
+    stream interval, which is how iperf computes its [SUM] line.
+    """
+    total, end = 0, 0.0
+    per_id = {}
+    for line in out.splitlines():
+        f = line.strip().split(",")
+        if len(f) < 9 or not f[7].isdigit():
+            continue
+        per_id[f[5]] = (int(f[7]), float(f[6].split("-")[1]))
+    for nbytes, t in per_id.values():
+        total += nbytes
+        end = max(end, t)
+    return total, (total * 8 / end / 1e9 if end > 0 else 0.0)

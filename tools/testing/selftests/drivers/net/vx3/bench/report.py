@@ -1,0 +1,487 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Tables, CSV, Markdown and the gnuplot chart of a benchmark run.
+
+Every number is a median over the repetitions with [min-max]; ratios are
+computed per repetition (cells of one repetition ran back to back) and
+then summarised the same way.
+"""
+
+import csv
+import os
+import subprocess
+
+from measure import summarize
+
+RX_CELLS = (("copy", "vx3 copy"), ("bskb", "vx3 build_skb"),
+            ("vmxnet3", "vmxnet3"))
+TX_CELLS = (("vx3", "vx3"), ("vmxnet3", "vmxnet3"))
+FWD_CELLS = (("vx3", "vx3 (copybreak 256)"), ("bskb", "vx3 build_skb"),
+             ("vmxnet3", "vmxnet3"))
+MPSTAT_COLS = ("usr", "nice", "sys", "iowait", "irq", "soft", "steal",
+               "guest", "gnice", "idle")
+# Bar colours: vx3 copy orange, build_skb blue, vx3 defaults green, the
+# in-tree reference grey.
+COLOURS = {"copy": "#e69f00", "bskb": "#0072b2", "vx3": "#009e73",
+           "vmxnet3": "#999999"}
+
+
+def rows_of(rows, **kw):
+    return [r for r in rows if all(r.get(k) == v for k, v in kw.items())]
+
+
+def stat(rows, key):
+    return summarize([r.get(key) for r in rows])
+
+
+def fmt(s, nd=2, width=0):
+    """'med [min-max]' (or just 'med' for one value)."""
+    if s is None:
+        txt = "-"
+    elif s[1] == s[2]:
+        txt = f"{s[0]:.{nd}f}"
+    else:
+        txt = f"{s[0]:.{nd}f} [{s[1]:.{nd}f}-{s[2]:.{nd}f}]"
+    return txt.ljust(width) if width else txt
+
+
+def ratio_stat(rows, key, num, den, **sel):
+    """Per-repetition ratio key(num cell) / key(den cell), summarised."""
+    vals = []
+    for rep in sorted({r["rep"] for r in rows}):
+        a = rows_of(rows, cell=num, rep=rep, **sel)
+        b = rows_of(rows, cell=den, rep=rep, **sel)
+        if a and b and a[0].get(key) and b[0].get(key):
+            vals.append(a[0][key] / b[0][key])
+    return summarize(vals)
+
+
+def busy_mark(rows):
+    n = sum(r.get("busy", 0) for r in rows)
+    return f" *{n}" if n else ""
+
+
+def mpstat_line(rows):
+    cols = []
+    for c in MPSTAT_COLS:
+        s = stat(rows, "mp_" + c)
+        cols.append(f"{s[0]:8.2f}" if s else "       -")
+    return "Average:     all" + "".join(cols)
+
+
+MPSTAT_HDR = ("Average:     CPU" +
+              "".join(f"{'%' + c:>8}" for c in MPSTAT_COLS))
+
+
+def rx_section(rows, par, secs, reps):
+    out = [f"Experiment 1: receive, peer -> guest: iperf -c <guest> -t {secs}"
+           f" -P {par} ({secs} s windows, {reps} reps)"]
+    hdr = (f"  {'':19}{'Gbit/s':24}{'iperf Gbit/s':16}{'vCPU-s/GB':24}"
+           f"{'IO-s/GB':22}{'soft-s/GB':22}%soft")
+    for gro in (0, 1):
+        out.append(f" rx-gro-hw {'on' if gro else 'off'}"
+                   f"{' (vmxnet3: lro)' if gro else ''}")
+        out.append(hdr)
+        mp = []
+        for cell, label in RX_CELLS:
+            rs = rows_of(rows, exp="rx", par=par, gro=gro, cell=cell)
+            out.append(f"  {label:19}{fmt(stat(rs, 'gbps'), 3, 24)}"
+                       f"{fmt(stat(rs, 'iperf_gbps'), 3, 16)}"
+                       f"{fmt(stat(rs, 'vcpu_s_per_gb'), 2, 24)}"
+                       f"{fmt(stat(rs, 'io_s_per_gb'), 2, 22)}"
+                       f"{fmt(stat(rs, 'soft_s_per_gb'), 2, 22)}"
+                       f"{fmt(stat(rs, 'mp_soft'), 2)}{busy_mark(rs)}")
+            mp.append(f"  {label:19}{mpstat_line(rs)}")
+        out.append(f"  guest mpstat, median per column:\n  {'':19}"
+                   f"{MPSTAT_HDR}")
+        out += mp
+        sel = {"exp": "rx", "par": par, "gro": gro}
+        for num, den, what in (("bskb", "copy", "build_skb / copy"),
+                               ("bskb", "vmxnet3", "vx3 build_skb / vmxnet3"),
+                               ("copy", "vmxnet3", "vx3 copy / vmxnet3")):
+            out.append(f"  {what:26} vCPU-s/GB "
+                       f"{fmt(ratio_stat(rows, 'vcpu_s_per_gb', num, den, **sel), 2, 20)}"
+                       f" Gbit/s "
+                       f"{fmt(ratio_stat(rows, 'gbps', num, den, **sel), 2)}")
+    return out
+
+
+def tx_section(rows, par, secs, reps):
+    out = [f"Experiment 3: transmit, guest -> peer: iperf -c <peer> -t {secs}"
+           f" -P {par} ({secs} s windows, {reps} reps)",
+           f"  {'':19}{'Gbit/s':24}{'iperf Gbit/s':16}{'vCPU-s/GB':24}"
+           f"{'IO-s/GB':22}%soft"]
+    for cell, label in TX_CELLS:
+        rs = rows_of(rows, exp="tx", cell=cell)
+        out.append(f"  {label:19}{fmt(stat(rs, 'gbps'), 3, 24)}"
+                   f"{fmt(stat(rs, 'iperf_gbps'), 3, 16)}"
+                   f"{fmt(stat(rs, 'vcpu_s_per_gb'), 2, 24)}"
+                   f"{fmt(stat(rs, 'io_s_per_gb'), 2, 22)}"
+                   f"{fmt(stat(rs, 'mp_soft'), 2)}{busy_mark(rs)}")
+    out.append(f"  {'vx3 / vmxnet3':19}vCPU-s/GB "
+               f"{fmt(ratio_stat(rows, 'vcpu_s_per_gb', 'vx3', 'vmxnet3', exp='tx'), 2, 20)}"
+               f" Gbit/s {fmt(ratio_stat(rows, 'gbps', 'vx3', 'vmxnet3', exp='tx'), 2)}")
+    return out
+
+
+def kpps(s):
+    return None if s is None else tuple(x / 1e3 for x in s)
+
+
+def fwd_section(rows, secs, reps):
+    out = [f"Experiment 2: forwarding 64-byte UDP frames peer 1 -> guest -> "
+           f"peer 2, trafgen ({secs} s windows, {reps} reps)",
+           f"  {'':21}{'offered kpps':22}{'to QEMU kpps':20}"
+           f"{'guest rx kpps':20}{'forwarded kpps':20}{'% fwd':20}"
+           f"{'vCPU-s/Mpkt':22}IO-s/Mpkt"]
+    for cell, label in FWD_CELLS:
+        rs = rows_of(rows, exp="fwd", cell=cell)
+        out.append(f"  {label:21}{fmt(kpps(stat(rs, 'offered_pps')), 1, 22)}"
+                   f"{fmt(kpps(stat(rs, 'to_qemu_pps')), 1, 20)}"
+                   f"{fmt(kpps(stat(rs, 'guest_rx_pps')), 1, 20)}"
+                   f"{fmt(kpps(stat(rs, 'fwd_pps')), 2, 20)}"
+                   f"{fmt(stat(rs, 'fwd_pct'), 2, 20)}"
+                   f"{fmt(stat(rs, 'vcpu_s_per_mpkt'), 1, 22)}"
+                   f"{fmt(stat(rs, 'io_s_per_mpkt'), 1)}{busy_mark(rs)}")
+    for num, what in (("vx3", "vx3 (256) / vmxnet3"),
+                      ("bskb", "vx3 build_skb / vmxnet3")):
+        out.append(f"  {what:26} forwarded pps "
+                   f"{fmt(ratio_stat(rows, 'fwd_pps', num, 'vmxnet3', exp='fwd'), 2, 18)}"
+                   f" vCPU-s/Mpkt "
+                   f"{fmt(ratio_stat(rows, 'vcpu_s_per_mpkt', num, 'vmxnet3', exp='fwd'), 2)}")
+    return out
+
+
+def targets(rows, par):
+    """The project's targets, as information (never asserted)."""
+    out = ["Targets (informational; medians of per-repetition ratios):"]
+
+    def line(what, s, op, lim):
+        if s is None:
+            out.append(f"  {what:58} -")
+            return
+        ok = s[0] <= lim if op == "<=" else s[0] >= lim
+        out.append(f"  {what:58} {s[0]:5.2f} (target {op} {lim}) "
+                   f"{'met' if ok else 'MISSED'}")
+    sel = {"exp": "rx", "par": par}
+    line("rx gro off: vx3 build_skb / copy, vCPU-s/GB",
+         ratio_stat(rows, "vcpu_s_per_gb", "bskb", "copy", gro=0, **sel),
+         "<=", 0.75)
+    for gro in (0, 1):
+        g = "on" if gro else "off"
+        line(f"rx gro {g}: vx3 build_skb / vmxnet3, vCPU-s/GB",
+             ratio_stat(rows, "vcpu_s_per_gb", "bskb", "vmxnet3", gro=gro,
+                        **sel), "<=", 0.8)
+        line(f"rx gro {g}: vx3 build_skb / vmxnet3, Gbit/s",
+             ratio_stat(rows, "gbps", "bskb", "vmxnet3", gro=gro, **sel),
+             ">=", 1.0)
+    line("fwd 64 B: vx3 (copybreak 256) / vmxnet3, forwarded pps",
+         ratio_stat(rows, "fwd_pps", "vx3", "vmxnet3", exp="fwd"), ">=", 1.2)
+    line("fwd 64 B: vx3 build_skb / vmxnet3, forwarded pps",
+         ratio_stat(rows, "fwd_pps", "bskb", "vmxnet3", exp="fwd"), ">=", 1.2)
+    return out
+
+
+def ticks_section(rows):
+    s = stat(rows, "guest_tick_ratio")
+    b = stat(rows, "guest_busy_vs_vcpu")
+    if s is None:
+        return []
+    quiet = [r for r in rows if not r.get("busy")]
+    busy = [r for r in rows if r.get("busy")]
+    out = ["Guest tick accounting under TCG (all windows):",
+           f"  guest /proc/stat ticks / (wall x vCPUs)        {fmt(s, 2)}",
+           f"  guest busy ticks / host vCPU thread CPU time   {fmt(b, 2)}"]
+    if busy and quiet:
+        out.append(f"  ticks / (wall x vCPUs): quiet host "
+                   f"{fmt(stat(quiet, 'guest_tick_ratio'), 2)}, busy host "
+                   f"{fmt(stat(busy, 'guest_tick_ratio'), 2)}")
+    return out
+
+
+def _share(rows, key, keys):
+    vals = []
+    for r in rows:
+        tot = sum(r.get(k, 0) for k in keys)
+        if tot:
+            vals.append(100.0 * r.get(key, 0) / tot)
+    return summarize(vals)
+
+
+def threads_section(rows):
+    """Which QEMU thread moves the tap's bytes (from /proc/PID/task/*/io)."""
+    out = []
+    keys_r = ("io_rchar", "vcpu_rchar", "other_rchar")
+    keys_w = ("io_wchar", "vcpu_wchar", "other_wchar")
+    rx = rows_of(rows, exp="rx")
+    if rx:
+        out.append("QEMU threads: receive: main loop/iothreads did "
+                   f"{fmt(_share(rx, 'io_rchar', keys_r), 1)} % of the tap "
+                   "reads (device model RX runs there), "
+                   f"{fmt(_share(rx, 'io_s', ('io_s', 'vcpu_s')), 1)} % of "
+                   "QEMU's CPU time")
+    tx = rows_of(rows, exp="tx")
+    if tx:
+        out.append("QEMU threads: transmit: vCPU threads did "
+                   f"{fmt(_share(tx, 'vcpu_wchar', keys_w), 1)} % of the "
+                   "tap writes (device model TX runs in the doorbell write)")
+    return out
+
+
+def text_report(rows, env, args, notes):
+    par = args.parallel
+    out = [f"vx3 bench {env.get('date', '')}, git {env.get('git', '?')}",
+           f"{env.get('qemu', '')}, {env.get('accel', '')}, "
+           f"{env.get('machine', '')}",
+           f"guest kernel {env.get('guest_kernel', '?')}, "
+           f"{env.get('iperf', '')}, pinning: {env.get('pin', '?')}",
+           "Medians over repetitions [min-max]. Gbit/s: bytes through the "
+           "peer's tap; vCPU-s/GB: CPU time of QEMU's vCPU threads "
+           "(host-measured) per GB;",
+           "IO-s/GB: QEMU main loop + iothreads; soft-s/GB: vCPU-s/GB x "
+           "guest %soft/(100-%idle). *N: N windows measured",
+           f"while other host load exceeded {args.busy_threshold} cores.",
+           ""]
+    exps = {r["exp"] for r in rows}
+    if "rx" in exps:
+        out += rx_section(rows, par, args.seconds, args.reps) + [""]
+        if rows_of(rows, exp="rx", par=1) and par != 1:
+            out += rx_section(rows, 1, args.p1_seconds, args.reps) + [""]
+    if "tx" in exps:
+        out += tx_section(rows, par, args.tx_seconds, args.reps) + [""]
+    if "fwd" in exps:
+        out += fwd_section(rows, args.fwd_seconds, args.reps) + [""]
+    out += targets(rows, par) + [""]
+    out += ticks_section(rows)
+    out += threads_section(rows)
+    load = stat(rows, "other_cores")
+    if load:
+        out.append(f"Other host load during windows (cores): {fmt(load, 2)}"
+                   f"; windows flagged busy: "
+                   f"{sum(r.get('busy', 0) for r in rows)}/{len(rows)}")
+    out += [f"Note: {n}" for n in notes]
+    return out
+
+
+def missing_cells(rows, args):
+    """Expected cells that produced no numbers."""
+    want = []
+    pars = [args.parallel] + ([1] if args.p1_seconds > 0 else [])
+    if "rx" in args.exp:
+        want += [(("rx", c, g, p), "gbps", "vcpu_s_per_gb") for c, _ in
+                 RX_CELLS for g in (0, 1) for p in pars]
+    if "tx" in args.exp:
+        want += [(("tx", c, None, args.parallel), "gbps", "vcpu_s_per_gb")
+                 for c, _ in TX_CELLS]
+    if "fwd" in args.exp:
+        want += [(("fwd", c, None, 1), "fwd_pps", "vcpu_s_per_mpkt")
+                 for c, _ in FWD_CELLS]
+    miss = []
+    for (exp, cell, gro, par), k1, k2 in want:
+        sel = {"exp": exp, "cell": cell, "par": par}
+        if gro is not None:
+            sel["gro"] = gro
+        ok = [r for r in rows_of(rows, **sel) if r.get(k1) and r.get(k2)
+              and r.get("mpstat")]
+        if not ok:
+            miss.append(f"{exp} {cell}" + (f" gro {gro}" if gro is not None
+                                           else "") + f" P{par}")
+    return miss
+
+
+def write_csv(path, rows):
+    keys = []
+    for r in rows:
+        keys += [k for k in r if k not in keys]
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=keys)
+        w.writeheader()
+        for r in rows:
+            w.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v)
+                        for k, v in r.items()})
+
+
+def write_summary_csv(path, rows):
+    metrics = ("gbps", "g_gbps", "iperf_gbps", "vcpu_s_per_gb", "io_s_per_gb",
+               "soft_s_per_gb", "mp_soft", "mp_idle", "offered_pps",
+               "fwd_pps", "fwd_pct", "vcpu_s_per_mpkt", "io_s_per_mpkt",
+               "guest_tick_ratio", "other_cores")
+    keys = []
+    for r in rows:
+        k = (r["exp"], r.get("par"), r.get("gro", ""), r["cell"],
+             r["label"])
+        if k not in keys:
+            keys.append(k)
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["exp", "par", "gro", "cell", "label", "metric", "n",
+                    "median", "min", "max"])
+        for exp, par, gro, cell, label in keys:
+            sel = {"exp": exp, "par": par, "cell": cell}
+            if gro != "":
+                sel["gro"] = gro
+            rs = rows_of(rows, **sel)
+            for m in metrics:
+                s = stat(rs, m)
+                if s:
+                    w.writerow([exp, par, gro, cell, label, m, len(rs)] +
+                               [f"{x:.6g}" for x in s])
+
+
+# --- chart ---------------------------------------------------------------------
+def _panel(path, clusters, series, title, ylabel, nd):
+    """gnuplot commands for one clustered histogram with min-max bars and
+    the median printed on each bar; its data goes to path.
+
+    clusters: [(label, {cell: (med, min, max) or None})]. Cells without
+    any value are left out (gnuplot refuses a series with no points);
+    returns None if no cell has one.
+    """
+    series = [(c, lab) for c, lab in series
+              if any(v.get(c) for _, v in clusters)]
+    if not series:
+        return None
+    with open(path, "w") as f:
+        for label, vals in clusters:
+            cols = [f'"{label}"']
+            for cell, _ in series:
+                s = vals.get(cell)
+                cols += ([f"{x:.6g}" for x in s] if s else ["NaN"] * 3)
+            f.write(" ".join(cols) + "\n")
+    n = len(series)
+    gap = 1
+    plots, labels = [], []
+    for j, (cell, label) in enumerate(series):
+        c = 2 + 3 * j
+        plots.append(f"'{path}' using {c}:{c + 1}:{c + 2}"
+                     + (":xtic(1)" if j == 0 else "")
+                     + f" title '{label}' lc rgb '{COLOURS[cell]}'")
+        off = (j - (n - 1) / 2) / (n + gap)
+        labels.append(f"'{path}' using ($0+{off:.4f}):{c + 2}:"
+                      f"(sprintf('%.{nd}f', ${c})) with labels offset 0,0.8 "
+                      "font ',11' notitle")
+    return (f"set title '{title}'\nset ylabel '{ylabel}'\n"
+            "set yrange [0:*]\n"
+            "plot " + ", \\\n  ".join(plots + labels) + "\n")
+
+
+def write_chart(outdir, rows, args):
+    """bench.png: receive (cost, throughput), transmit, forwarding."""
+    par = args.parallel
+    d = os.path.join(outdir, "chart")
+    os.makedirs(d, exist_ok=True)
+    panels = []
+    exps = {r["exp"] for r in rows}
+    ref = " (grey: in-tree vmxnet3)"
+    if "rx" in exps:
+        for key, ylabel, nd, title in (
+                ("vcpu_s_per_gb", "guest vCPU CPU-s per GB", 1,
+                 f"Receive -P {par}: guest CPU per GB (lower is better)"),
+                ("gbps", "Gbit/s", 2,
+                 f"Receive -P {par}: throughput (higher is better)")):
+            clusters = [(f"rx-gro-hw {'on' if g else 'off'}",
+                         {c: stat(rows_of(rows, exp="rx", par=par, gro=g,
+                                          cell=c), key)
+                          for c, _ in RX_CELLS}) for g in (0, 1)]
+            f = os.path.join(d, f"rx-{key}.dat")
+            panels.append(_panel(f, clusters, RX_CELLS, title + ref, ylabel,
+                                 nd))
+    if "tx" in exps:
+        for key, ylabel, nd, title in (
+                ("vcpu_s_per_gb", "guest vCPU CPU-s per GB", 1,
+                 f"Transmit -P {par}: guest CPU per GB"),
+                ("gbps", "Gbit/s", 2, f"Transmit -P {par}: throughput")):
+            clusters = [("guest -> peer",
+                         {c: stat(rows_of(rows, exp="tx", cell=c), key)
+                          for c, _ in TX_CELLS})]
+            f = os.path.join(d, f"tx-{key}.dat")
+            panels.append(_panel(f, clusters, TX_CELLS, title, ylabel,
+                                 nd))
+    if "fwd" in exps:
+        for key, ylabel, nd, title in (
+                ("vcpu_s_per_mpkt", "guest vCPU CPU-s per Mpkt", 1,
+                 "Forwarding 64 B: guest CPU per million forwarded"),
+                ("fwd_pct", "% of offered frames forwarded", 1,
+                 "Forwarding 64 B: % forwarded (higher is better)")):
+            clusters = [("64-byte UDP",
+                         {c: stat(rows_of(rows, exp="fwd", cell=c), key)
+                          for c, _ in FWD_CELLS})]
+            f = os.path.join(d, f"fwd-{key}.dat")
+            panels.append(_panel(f, clusters, FWD_CELLS, title, ylabel,
+                                 nd))
+    panels = [p for p in panels if p]
+    if not panels:
+        return None
+    ncol = 2
+    nrow = (len(panels) + ncol - 1) // ncol
+    png = os.path.join(outdir, "bench.png")
+    gp = os.path.join(d, "bench.gp")
+    with open(gp, "w") as f:
+        f.write(f"set terminal pngcairo size 1600,{520 * nrow} "
+                "font 'DejaVu Sans,12' noenhanced\n"
+                f"set output '{png}'\n"
+                "set style data histogram\n"
+                "set style histogram errorbars gap 1 lw 1.5\n"
+                "set style fill solid 0.85 border -1\n"
+                "set boxwidth 0.9\nset grid ytics\n"
+                "set key top right\nset offsets 0,0,graph 0.15,0\n"
+                f"set multiplot layout {nrow},{ncol} title "
+                f"'vx3 vs in-tree vmxnet3, QEMU TCG (medians, bars: "
+                f"min-max of {args.reps} reps)'\n")
+        for p in panels:
+            f.write(p)
+        f.write("unset multiplot\n")
+    if os.path.exists(png):
+        os.unlink(png)
+    subprocess.run(["gnuplot", gp], check=True, capture_output=True)
+    return png if os.path.getsize(png) > 0 else None
+
+
+def markdown(text, env, args):
+    cmd = "make bench"
+    extra = []
+    for opt, make_var, default in (("reps", "REPS", 3),
+                                   ("seconds", "SECONDS", 20),
+                                   ("parallel", "PAR", 32)):
+        v = getattr(args, opt)
+        if v != default:
+            extra.append(f"{make_var}={v}")
+    if extra and not args.smoke:
+        cmd += " " + " ".join(extra)
+    md = ["# vx3 performance", "",
+          "Produced by `make bench` (tools/testing/selftests/drivers/net/vx3/"
+          "bench/bench.py). Reproduce with:", "",
+          "```", f"{cmd}", f"# = {env.get('command', '')}", "```", "",
+          "Environment:", ""]
+    md += [f"- {k}: {v}" for k, v in env.items() if k != "command"]
+    md += ["", "```"] + text + ["```", "",
+                                "![chart](bench.png)", "",
+                                "Method: see the README next to bench.py "
+                                "(cost = QEMU vCPU thread CPU time measured "
+                                "on the host per GB or per million packets;"
+                                " guest tick accounting under TCG loses "
+                                "ticks when the host is busy, so guest "
+                                "mpstat shares are only indicative)."]
+    return md
+
+
+def write_all(outdir, rows, env, args, notes):
+    """Write everything; print the text report. Returns missing cells."""
+    text = text_report(rows, env, args, notes)
+    print("\n".join(text), flush=True)
+    write_csv(os.path.join(outdir, "results.csv"), rows)
+    write_summary_csv(os.path.join(outdir, "summary.csv"), rows)
+    with open(os.path.join(outdir, "env.txt"), "w") as f:
+        f.writelines(f"{k}: {v}\n" for k, v in env.items())
+    with open(os.path.join(outdir, "results.txt"), "w") as f:
+        f.write("\n".join(text) + "\n")
+    missing = missing_cells(rows, args)
+    try:
+        png = write_chart(outdir, rows, args)
+    except (OSError, subprocess.CalledProcessError) as e:
+        png = None
+        print(f"# chart failed: {e}")
+    if png is None:
+        missing.append("chart bench.png not written")
+    with open(os.path.join(outdir, "performance.md"), "w") as f:
+        f.write("\n".join(markdown(text, env, args)) + "\n")
+    return missing
