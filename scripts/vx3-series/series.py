@@ -1,0 +1,810 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""The vx3 netdev patch series: generate it and run NIPA's checks on it.
+
+  series.py make           derive the series from the driver files and
+                           series.txt, commit it on Debian's linux-source
+                           6.12, write build/series/*.patch, apply them
+                           with git am and check that the result is the
+                           repository's driver, docs and MAINTAINERS entry
+  series.py check          make, then the per-patch checks (TAP)
+  series.py units FILE     list the units series.txt can name in FILE
+
+The kernel tree, two configured build directories (x86_64 and i386
+allmodconfig after modules_prepare) and a ccache live in
+$VX3_SERIES_CACHE (default /var/cache/vx3/series) and are made once.
+"""
+
+import argparse
+import fcntl
+import glob
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import vx3series  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+CACHE = os.environ.get("VX3_SERIES_CACHE", "/var/cache/vx3/series")
+SRC_TAR = "/usr/src/linux-source-6.12.tar.xz"
+TREE = os.path.join(CACHE, "linux")
+OUTDIR = os.path.join(ROOT, "build", "series")
+LOGDIR = os.path.join(ROOT, "build", "series-check")
+BASE_TAG = "vx3-base"
+SERIES_TAG = "vx3-series"
+MAX_PATCHES = 15
+VMWARE = "drivers/net/ethernet/vmware"
+# Bumped when the recipe of a cached build directory changes
+OUT_RECIPE = "allmodconfig -WERROR modules_prepare v1"
+ARCHES = ("x86_64", "i386")
+# NIPA's tests/patch/checkpatch/checkpatch.sh
+CHECKPATCH_IGNORE = ("COMMIT_LOG_LONG_LINE,MACRO_ARG_REUSE,"
+                     "ALLOC_SIZEOF_STRUCT,NO_AUTHOR_SIGN_OFF,GIT_COMMIT_ID,"
+                     "CAMELCASE,FILE_PATH_CHANGES,BAD_REPORTED_BY_LINK")
+JOBS = str(os.cpu_count() or 1)
+# Kernel scripts run "python3" (spdxcheck.py, checkpatch's codespell
+# lookup, Sphinx): it must be Debian's, which has the packages of make deps
+os.environ["PATH"] = "/usr/bin:/bin:" + os.environ.get("PATH", "")
+CC = "ccache gcc" if shutil.which("ccache") else "gcc"
+
+
+class Fail(Exception):
+    pass
+
+
+def log(msg):
+    print(f"series: {msg}", file=sys.stderr, flush=True)
+
+
+def run(cmd, cwd=TREE, env=None, check=True, out=None, inp=None):
+    """Run a command; its output goes to the file out, else is returned."""
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    with open(out, "a") if out else open(os.devnull, "w") as f:
+        p = subprocess.run(cmd, cwd=cwd, env=full_env, input=inp, text=True,
+                           stdout=subprocess.PIPE if not out else f,
+                           stderr=subprocess.STDOUT if out else
+                           subprocess.PIPE)
+    if check and p.returncode:
+        msg = (p.stderr or "").strip()[-2000:] if not out else \
+            f"see {out}"
+        raise Fail(f"{' '.join(cmd)} failed ({p.returncode}): {msg}")
+    return p
+
+
+def git(*args, **kw):
+    return run(["git", *args], **kw)
+
+
+def author():
+    """The maintainer the patches are from, as MAINTAINERS names it."""
+    with open(os.path.join(ROOT, "MAINTAINERS"), encoding="utf-8") as f:
+        for line in f:
+            if line.startswith("M:"):
+                return line[2:].strip()
+    raise Fail("MAINTAINERS has no M: line")
+
+
+def ident_env(who, date):
+    name, email = re.match(r"(.*?)\s*<(.*)>", who).groups()
+    return {"GIT_AUTHOR_NAME": name, "GIT_AUTHOR_EMAIL": email,
+            "GIT_COMMITTER_NAME": name, "GIT_COMMITTER_EMAIL": email,
+            "GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date}
+
+
+# ---------------------------------------------------------------------------
+# The cached kernel tree and build directories
+
+
+def tar_stamp():
+    if not os.path.exists(SRC_TAR):
+        raise Fail(f"{SRC_TAR} is missing: run make deps")
+    st = os.stat(SRC_TAR)
+    ver = run(["dpkg-query", "-W", "-f=${Version}", "linux-source-6.12"],
+              cwd="/", check=False).stdout or "unknown"
+    return f"linux-source-6.12 {ver} {st.st_size} {int(st.st_mtime)}"
+
+
+def read_stamp(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read().strip()
+    except OSError:
+        return None
+
+
+def write_stamp(path, text):
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text + "\n")
+
+
+def ensure_tree(timing):
+    """Extract linux-source-6.12 and commit it as the base, once."""
+    stamp = tar_stamp()
+    if read_stamp(os.path.join(CACHE, "linux.stamp")) == stamp and \
+            os.path.isdir(os.path.join(TREE, ".git")):
+        return
+    t0 = time.time()
+    log(f"extracting {SRC_TAR} into {TREE} (once)")
+    tmp = TREE + ".new"
+    shutil.rmtree(tmp, ignore_errors=True)
+    os.makedirs(tmp)
+    run(["tar", "-xJf", SRC_TAR, "-C", tmp, "--strip-components=1"],
+        cwd=CACHE)
+    log("committing it as the base of the series")
+    git("init", "-q", cwd=tmp)
+    for k, v in (("gc.auto", "0"), ("maintenance.auto", "false"),
+                 ("core.autocrlf", "false"), ("advice.detachedHead",
+                                              "false")):
+        git("config", k, v, cwd=tmp)
+    # Debian's linux-source ignores everything at the top level
+    git("add", "-f", "-A", cwd=tmp)
+    env = ident_env("Debian linux-source <debian-kernel@lists.debian.org>",
+                    "2000-01-01T00:00:00Z")
+    git("commit", "-q", "-m", f"{stamp.rsplit(' ', 2)[0]}\n\n"
+        f"Extracted from {SRC_TAR}.", cwd=tmp, env=env)
+    git("tag", BASE_TAG, cwd=tmp)
+    shutil.rmtree(TREE, ignore_errors=True)
+    os.rename(tmp, TREE)
+    write_stamp(os.path.join(CACHE, "linux.stamp"), stamp)
+    timing.append(("extract and commit linux-source", time.time() - t0))
+
+
+def out_dir(arch):
+    return os.path.join(CACHE, f"out-{arch}")
+
+
+def ensure_out(arch, timing):
+    """Configure (allmodconfig, as NIPA) and modules_prepare, once."""
+    stamp = f"{tar_stamp()} {OUT_RECIPE}"
+    out = out_dir(arch)
+    if read_stamp(out + ".stamp") == stamp:
+        return
+    t0 = time.time()
+    log(f"preparing the {arch} build directory {out} (once)")
+    git("checkout", "-q", "-f", "--detach", BASE_TAG)
+    shutil.rmtree(out, ignore_errors=True)
+    os.makedirs(out)
+    logf = out + ".log"
+    if os.path.exists(logf):
+        os.unlink(logf)
+    mk = ["make", f"O={out}", f"ARCH={arch}"]
+    run(mk + ["allmodconfig"], out=logf)
+    run(["scripts/config", "--file", f"{out}/.config", "-d", "WERROR"],
+        out=logf)
+    run(mk + ["olddefconfig"], out=logf)
+    run(mk + [f"-j{JOBS}", "modules_prepare"], out=logf)
+    write_stamp(out + ".stamp", stamp)
+    timing.append((f"modules_prepare {arch}", time.time() - t0))
+
+
+# ---------------------------------------------------------------------------
+# Edits of kernel files that are not in the repository
+
+
+HOOKS = (
+    # kernel file, the series file that brings the line, line, siblings
+    ("drivers/net/ethernet/Kconfig", f"{VMWARE}/Kconfig",
+     f'source "{VMWARE}/Kconfig"',
+     r'^source "drivers/net/ethernet/([^/"]+)/Kconfig"$'),
+    ("drivers/net/ethernet/Makefile", f"{VMWARE}/Makefile",
+     "obj-$(CONFIG_NET_VENDOR_VMWARE) += vmware/",
+     r"^obj-\$\(CONFIG_NET_VENDOR_\w+\) \+= ([\w-]+)/$"),
+    ("Documentation/networking/device_drivers/ethernet/index.rst",
+     "Documentation/networking/device_drivers/ethernet/vmware/vx3.rst",
+     "   vmware/vx3", r"^   ([a-z0-9_-]+/\S+)$"),
+)
+
+
+def insert_sorted(text, line, sibling_re, what):
+    """Insert line after the sibling line with the greatest key below its
+    own (the lists are not strictly sorted, so 'first greater' is not
+    reliable)."""
+    lines = text.split("\n")
+    rx = re.compile(sibling_re)
+    key = rx.match(line).group(1)
+    best = None
+    for i, x in enumerate(lines):
+        m = rx.match(x)
+        if not m:
+            continue
+        if m.group(1) == key:
+            raise Fail(f"{what} already has {line!r}")
+        if m.group(1) < key and (best is None or
+                                 m.group(1) > rx.match(lines[best]).group(1)):
+            best = i
+    if best is None:
+        raise Fail(f"{what}: no place for {line!r}")
+    lines.insert(best + 1, line)
+    return "\n".join(lines)
+
+
+def maintainers_sections(lines):
+    """Indices of section title lines of the kernel's MAINTAINERS."""
+    return [i for i in range(1, len(lines) - 1)
+            if not lines[i - 1].strip() and lines[i].strip() and
+            not lines[i].startswith("\t") and
+            re.match(r"^[A-Z]:\t", lines[i + 1])]
+
+
+def insert_maintainers(kernel, entry):
+    """Insert vx3's entry as a section in title order."""
+    lines = kernel.split("\n")
+    elines = entry.rstrip("\n").split("\n")
+    title = elines[0]
+    titles = maintainers_sections(lines)
+    names = [lines[i] for i in titles]
+    if title in names:
+        raise Fail(f"MAINTAINERS already has a section {title!r}")
+    lower = [i for i in titles if lines[i] < title]
+    if not lower:
+        raise Fail("MAINTAINERS: no place for the vx3 entry")
+    prev = max(lower, key=lambda i: lines[i])
+    nxt = titles.index(prev) + 1
+    if nxt < len(titles) and lines[titles[nxt]] < title:
+        raise Fail(f"MAINTAINERS: sections {lines[prev]!r} and "
+                   f"{lines[titles[nxt]]!r} are not in order")
+    # The section ends at the next blank line
+    end = prev
+    while end < len(lines) and lines[end].strip():
+        end += 1
+    lines[end:end] = [""] + elines
+    return "\n".join(lines)
+
+
+def base_file(path):
+    return git("show", f"{BASE_TAG}:{path}").stdout
+
+
+def kernel_files(version):
+    """The kernel tree's files at one patch: {path: text or None}."""
+    files = {}
+    for path, text in version.items():
+        if path == "MAINTAINERS":
+            if text is not None:
+                files[path] = insert_maintainers(base_file(path), text)
+        else:
+            files[path] = text
+    for kfile, trigger, line, sib in HOOKS:
+        if version.get(trigger) is not None:
+            files[kfile] = insert_sorted(base_file(kfile), line, sib, kfile)
+    return files
+
+
+# ---------------------------------------------------------------------------
+# make series
+
+
+def bench_table():
+    """The results table of the latest make bench, or a note."""
+    # make bench writes build/bench/<YYYYmmdd-HHMMSS>/
+    found = sorted(f for f in glob.glob(os.path.join(
+        ROOT, "build", "bench", "*", "performance.md"))
+        if re.fullmatch(r"\d{8}-\d{6}", os.path.basename(
+            os.path.dirname(f))))
+    if not found:
+        return "make bench results: not yet measured"
+    md = found[-1]
+    with open(md, encoding="utf-8") as f:
+        text = f.read()
+    blocks = re.findall(r"(?ms)^```[^\n]*\n(.*?)^```", text)
+    env = dict(re.findall(r"(?m)^- (date|git): (.*)$", text))
+    if not blocks:
+        return "make bench results: not yet measured"
+    table = max(blocks, key=len).rstrip("\n")
+    rel = os.path.relpath(md, ROOT)
+    return (f"make bench results ({rel}, {env.get('date', '?')}, "
+            f"git {env.get('git', '?')}):\n\n{table}")
+
+
+def commit_message(p, who):
+    return (f"{p.subject}\n\n" + "\n".join(p.body) +
+            f"\n\nSigned-off-by: {who}\n")
+
+
+def make_series(timing):
+    """Generate, apply and verify the series. Returns (series, commits)."""
+    t0 = time.time()
+    series = vx3series.load(ROOT)
+    who = author()
+    date = git("log", "-1", "--format=%cI", cwd=ROOT).stdout.strip()
+    env = ident_env(who, date)
+    n = series.n
+    if n > MAX_PATCHES:
+        raise Fail(f"{n} patches; netdev takes at most {MAX_PATCHES}")
+
+    # Commit every patch on the base, in a private index: the work tree
+    # of the big kernel tree is not touched (and not rescanned) here
+    idx = {"GIT_INDEX_FILE": os.path.join(CACHE, "series.index")}
+    git("read-tree", BASE_TAG, env=idx)
+    parent = git("rev-parse", BASE_TAG).stdout.strip()
+    prev = {}
+    for k in range(1, n + 1):
+        files = kernel_files(series.versions[k])
+        info = []
+        for path, text in sorted(files.items()):
+            if prev.get(path) == text:
+                continue
+            if text is None:
+                info.append(f"0 {'0' * 40}\t{path}")
+            else:
+                blob = git("hash-object", "-w", "--stdin", inp=text
+                           ).stdout.strip()
+                info.append(f"100644 {blob}\t{path}")
+        prev = files
+        if not info:
+            raise Fail(f"patch {k} changes nothing")
+        git("update-index", "--index-info", inp="\n".join(info) + "\n",
+            env=idx)
+        tree = git("write-tree", env=idx).stdout.strip()
+        parent = git("commit-tree", tree, "-p", parent, "-F", "-",
+                     inp=commit_message(series.spec.patches[k - 1], who),
+                     env=env).stdout.strip()
+    built = parent
+    built_tree = git("rev-parse", f"{built}^{{tree}}").stdout.strip()
+
+    # Patches and cover letter
+    shutil.rmtree(OUTDIR, ignore_errors=True)
+    git("format-patch", "-q", "--cover-letter",
+        "--subject-prefix=PATCH net-next", f"--base={BASE_TAG}", "-o", OUTDIR,
+        f"{BASE_TAG}..{built}", env=env)
+    patches = sorted(glob.glob(os.path.join(OUTDIR, "*.patch")))
+    cover = patches.pop(0)
+    with open(cover, encoding="utf-8") as f:
+        text = f.read()
+    body = "\n".join(series.spec.cover_body).replace("{bench}",
+                                                      bench_table())
+    if "*** SUBJECT HERE ***" not in text or "*** BLURB HERE ***" not in text:
+        raise Fail("unexpected cover letter template from git format-patch")
+    text = text.replace("*** SUBJECT HERE ***", series.spec.cover_subject)
+    text = text.replace("*** BLURB HERE ***", body)
+    with open(cover, "w", encoding="utf-8") as f:
+        f.write(text)
+
+    # What a reviewer gets: the patches applied with git am
+    git("checkout", "-q", "-f", "--detach", BASE_TAG)
+    git("clean", "-q", "-f", "-d", "-x", "--", VMWARE, "Documentation/"
+        "networking/device_drivers/ethernet/vmware")
+    git("am", "-q", "--no-3way", *patches, env=env)
+    if git("rev-parse", "HEAD^{tree}").stdout.strip() != built_tree:
+        raise Fail("git am of build/series does not give the tree the "
+                   "series was made from")
+    git("tag", "-f", SERIES_TAG)
+    commits = git("rev-list", "--reverse",
+                  f"{BASE_TAG}..{SERIES_TAG}").stdout.split()
+    verify_final(series)
+    timing.append(("make series", time.time() - t0))
+    return series, commits, patches
+
+
+def verify_final(series):
+    """The applied series must give exactly the repository's files."""
+    problems = []
+    for path, text in series.files.items():
+        if path == "MAINTAINERS":
+            want = insert_maintainers(base_file(path), text)
+        else:
+            want = text
+        try:
+            got = git("show", f"{SERIES_TAG}:{path}").stdout
+        except Fail:
+            got = None
+        if got != want:
+            problems.append(f"{path} differs from the repository")
+    changed = git("diff", "--name-only", BASE_TAG, SERIES_TAG).stdout.split()
+    allowed = set(series.files) | {h[0] for h in HOOKS}
+    for path in changed:
+        if path not in allowed:
+            problems.append(f"the series changes {path}, which is not in "
+                            "the repository")
+    for kfile, trigger, line, sib in HOOKS:
+        got = git("show", f"{SERIES_TAG}:{kfile}").stdout
+        if got != insert_sorted(base_file(kfile), line, sib, kfile):
+            problems.append(f"{kfile} is not the base plus {line!r}")
+    if problems:
+        raise Fail("applying the series does not reproduce the tree:\n  " +
+                   "\n  ".join(problems))
+
+
+def patch_stats(commits):
+    """Lines 'NN/MM subject' and 'N files changed, ...' for the report."""
+    out = []
+    for i, c in enumerate(commits, 1):
+        stat = git("show", "--format=%s", "--shortstat", c).stdout.strip()
+        subj, _, short = stat.partition("\n")
+        out.append(f"{i:2}/{len(commits)} {subj}\n       {short.strip()}")
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Per-patch checks
+
+
+BUILD_NOISE = re.compile(
+    r"undefined!$|Module\.symvers is missing|^\s+(Modules may not|You may "
+    r"get|You can set|if you want)|suppressed \d+ unresolved symbol")
+
+
+def build_driver(arch, sparse, logf):
+    """W=1 build of the driver directory against a prepared tree; returns
+    the problem lines (compiler, sparse, objtool and modpost warnings).
+    Without vmlinux, modpost cannot resolve symbols: those warnings are
+    expected and dropped."""
+    git("clean", "-q", "-f", "-d", "-x", "--", VMWARE)
+    cmd = ["make", f"-j{JOBS}", f"O={out_dir(arch)}", f"ARCH={arch}",
+           f"M={TREE}/{VMWARE}", f"CC={CC}", "CONFIG_VX3=m", "W=1",
+           "KBUILD_MODPOST_WARN=1", "modules"]
+    if sparse:
+        cmd.insert(-1, "C=1")
+    env = {"CCACHE_DIR": os.path.join(CACHE, "ccache"),
+           "CCACHE_MAXSIZE": "2G", "CCACHE_BASEDIR": TREE}
+    p = run(cmd, env=env, check=False, out=logf)
+    with open(logf, encoding="utf-8", errors="replace") as f:
+        lines = f.read().split("\n")
+    bad = [x for x in lines if re.search(r"warning|error", x, re.I) and
+           not BUILD_NOISE.search(x)]
+    if p.returncode:
+        bad.append(f"make exited with {p.returncode}")
+    if not any("vx3.ko" in x for x in lines if "LD [M]" in x):
+        bad.append("vx3.ko was not linked")
+    return bad
+
+
+def touched_files(commit):
+    return git("show", "--format=", "--name-only", commit).stdout.split()
+
+
+def check_checkpatch(patch, logf):
+    p = run(["perl", "scripts/checkpatch.pl", "--strict", "--codespell",
+             "--max-line-length=80", f"--ignore={CHECKPATCH_IGNORE}",
+             "--show-types", patch], check=False, out=logf)
+    with open(logf, encoding="utf-8") as f:
+        text = f.read()
+    if p.returncode or "total: 0 errors, 0 warnings, 0 checks" not in text:
+        return [x for x in text.split("\n")
+                if re.match(r"(WARNING|ERROR|CHECK):", x)] or \
+            [f"checkpatch exited with {p.returncode}"]
+    return []
+
+
+def check_kdoc(commit, logf):
+    files = [f for f in touched_files(commit) if f.endswith((".c", ".h"))
+             and os.path.exists(os.path.join(TREE, f))]
+    if not files:
+        return []
+    p = run(["perl", "scripts/kernel-doc", "-Wall", "-none", *files],
+            check=False, out=logf)
+    with open(logf, encoding="utf-8") as f:
+        out = [x for x in f.read().split("\n") if x.strip()]
+    if p.returncode and not out:
+        out = [f"kernel-doc exited with {p.returncode}"]
+    return out
+
+
+def check_nipa_greps(commit):
+    """NIPA's source_inline, header_inline and module_param tests."""
+    bad = []
+    c_diff = git("show", "--format=", commit, "--", "*.c").stdout
+    h_diff = git("show", "--format=", commit, "--", "*.h").stdout
+    full = git("show", "--format=", commit).stdout
+    bad += [f"inline in a .c file: {x}" for x in c_diff.split("\n")
+            if re.match(r"^\+(.*\W|)inline\W", x, re.I)]
+    bad += [f"static function without inline in a header: {x}"
+            for x in h_diff.split("\n")
+            if re.match(r"^\+static (?!(__always_)?inline).*\(", x)]
+    bad += [f"module parameter: {x}" for x in full.split("\n")
+            if re.match(r"^\+.*module_param", x, re.I)]
+    return bad
+
+
+def check_signoff(commit):
+    """NIPA's verify_signedoff: author and committer signed off."""
+    fmt = git("log", "-1", "--format=%an%n%ae%n%cn%n%ce", commit
+              ).stdout.split("\n")
+    sob = [x for x in git("log", "-1", "--format=%b", commit
+                          ).stdout.split("\n")
+           if re.match(r"^\s*Signed-off-by:", x, re.I)]
+    bad = []
+    for who, name, email in (("author", fmt[0], fmt[1]),
+                             ("committer", fmt[2], fmt[3])):
+        if not any(f"<{email}>".lower() in x.lower() or
+                   re.search(r":\s*" + re.escape(name) + r"\s*<", x, re.I)
+                   for x in sob):
+            bad.append(f"{who} Signed-off-by missing")
+    return bad
+
+
+def check_maintainers(commit, logf):
+    """NIPA's maintainers test (get_maintainer.pl --self-test, before and
+    after), for the sections test; the patterns test of the whole file
+    takes minutes, so vx3's own F: patterns are checked the same way
+    get_maintainer.pl does against the files of the tree."""
+    if "MAINTAINERS" not in touched_files(commit):
+        return []
+    counts = []
+    for rev in (f"{commit}~", commit):
+        git("checkout", "-q", "-f", "--detach", rev)
+        p = run(["perl", "scripts/get_maintainer.pl", "--self-test=sections"],
+                check=False)
+        out = (p.stdout or "") + (p.stderr or "")
+        with open(logf, "a", encoding="utf-8") as f:
+            f.write(f"== {rev}\n{out}")
+        counts.append(len(re.findall(r"(?i)warn|error", out)))
+    bad = []
+    if counts[1] > counts[0]:
+        bad.append(f"get_maintainer.pl --self-test=sections: {counts[0]} "
+                   f"warnings before, {counts[1]} after")
+    files = git("ls-files").stdout.split("\n")
+    entry = git("show", f"{commit}:MAINTAINERS").stdout
+    with open(os.path.join(ROOT, "MAINTAINERS"), encoding="utf-8") as f:
+        title = f.readline().strip()
+    lines = entry.split("\n")
+    i = lines.index(title) + 1
+    while i < len(lines) and re.match(r"^[A-Z]:", lines[i]):
+        m = re.match(r"^[FX]:\s*(\S+)", lines[i])
+        if m:
+            pat = m.group(1).replace(".", "\\.").replace("*", ".*") \
+                .replace("?", ".")
+            if os.path.isdir(os.path.join(TREE, m.group(1))):
+                pat = re.sub(r"([^/])$", r"\1/", pat)
+            if not any(re.match(pat, f) for f in files):
+                bad.append(f"MAINTAINERS: no file matches {lines[i]!r}")
+        i += 1
+    return bad
+
+
+def check_kconfig(commit, logf):
+    """VX3 can be enabled as a module in both allmodconfig trees, and
+    Kconfig parses without warnings."""
+    if not any(f.endswith("Kconfig") for f in touched_files(commit)):
+        return []
+    if not os.path.exists(os.path.join(TREE, VMWARE, "Kconfig")):
+        return []
+    bad = []
+    for arch in ARCHES:
+        with tempfile.TemporaryDirectory() as tmp:
+            cfg = os.path.join(tmp, "config")
+            shutil.copy(os.path.join(out_dir(arch), ".config"), cfg)
+            run(["scripts/config", "--file", cfg, "-e", "NET_VENDOR_VMWARE",
+                 "-m", "VX3"])
+            p = run(["make", f"O={out_dir(arch)}", f"ARCH={arch}",
+                     f"KCONFIG_CONFIG={cfg}", "olddefconfig"], check=False)
+            out = (p.stdout or "") + (p.stderr or "")
+            with open(logf, "a", encoding="utf-8") as f:
+                f.write(f"== {arch}\n{out}")
+            bad += [f"{arch}: {x}" for x in out.split("\n")
+                    if re.search(r"warning|error", x, re.I)]
+            with open(cfg, encoding="utf-8") as f:
+                conf = f.read()
+            for want in ("CONFIG_VX3=m", "CONFIG_PAGE_POOL=y"):
+                if want not in conf.split("\n"):
+                    bad.append(f"{arch}: no {want} after olddefconfig")
+    return bad
+
+
+def check_docs(commit, logf):
+    """htmldocs of the device driver docs: no warning about a file the
+    patch touches."""
+    docs = [f for f in touched_files(commit)
+            if f.startswith("Documentation/") and f.endswith(".rst")]
+    if not docs:
+        return []
+    if not shutil.which("sphinx-build"):
+        return ["sphinx-build is missing: run make deps"]
+    for f in docs:
+        # Sphinx rereads only changed files, and warns only when it reads
+        os.utime(os.path.join(TREE, f))
+    p = run(["make", f"O={os.path.join(CACHE, 'out-docs')}",
+             "SPHINXDIRS=networking/device_drivers/ethernet", "htmldocs"],
+            check=False, out=logf)
+    with open(logf, encoding="utf-8") as f:
+        lines = f.read().split("\n")
+    bad = [x for x in lines if re.search(r"WARNING|ERROR|SEVERE", x) and
+           any(d in x for d in docs)]
+    if p.returncode:
+        bad.append(f"make htmldocs exited with {p.returncode}")
+    return bad
+
+
+CHECKS = (
+    ("build_x86_64", "x86_64 allmodconfig W=1 C=1 (sparse) build, no "
+     "warnings"),
+    ("build_i386", "i386 allmodconfig W=1 build, no warnings"),
+    ("checkpatch", "checkpatch --strict --codespell --max-line-length=80 "
+     "(NIPA's ignores) clean"),
+    ("kdoc", "kernel-doc -Wall -none on touched files clean"),
+    ("greps", "no inline in .c, no static non-inline in .h, no "
+     "module_param"),
+    ("signoff", "Signed-off-by of author and committer"),
+    ("kconfig", "Kconfig: VX3=m selectable on x86_64 and i386"),
+    ("maintainers", "MAINTAINERS self-test and vx3 F: patterns"),
+    ("docs", "htmldocs without warnings in touched .rst files"),
+)
+
+
+def run_checks(commits, patches, timing):
+    """Run every check on every patch; returns {check: [(patch, lines)]}."""
+    os.makedirs(LOGDIR, exist_ok=True)
+    for f in glob.glob(os.path.join(LOGDIR, "*.log")):
+        os.unlink(f)
+    results = {c: [] for c, _ in CHECKS}
+    spent = {c: 0.0 for c, _ in CHECKS}
+    n = len(commits)
+    for k, (commit, patch) in enumerate(zip(commits, patches), 1):
+        git("checkout", "-q", "-f", "--detach", commit)
+        has_driver = os.path.exists(os.path.join(TREE, VMWARE, "vx3",
+                                                 "Makefile"))
+        for name, _ in CHECKS:
+            t0 = time.time()
+            logf = os.path.join(LOGDIR, f"{k:02d}-{name}.log")
+            if name.startswith("build_"):
+                if not has_driver:
+                    bad = []
+                else:
+                    arch = name[len("build_"):]
+                    bad = build_driver(arch, arch == "x86_64", logf)
+            elif name == "checkpatch":
+                bad = check_checkpatch(patch, logf)
+            elif name == "kdoc":
+                bad = check_kdoc(commit, logf)
+            elif name == "greps":
+                bad = check_nipa_greps(commit)
+            elif name == "signoff":
+                bad = check_signoff(commit)
+            elif name == "kconfig":
+                bad = check_kconfig(commit, logf)
+            elif name == "maintainers":
+                bad = check_maintainers(commit, logf)
+                git("checkout", "-q", "-f", "--detach", commit)
+            else:
+                bad = check_docs(commit, logf)
+            spent[name] += time.time() - t0
+            if bad:
+                results[name].append((k, bad))
+        log(f"patch {k}/{n} checked")
+    git("clean", "-q", "-f", "-d", "-x", "--", VMWARE)
+    for name, _ in CHECKS:
+        timing.append((f"check {name}", spent[name]))
+    return results
+
+
+# ---------------------------------------------------------------------------
+# Entry points
+
+
+class Tap:
+    def __init__(self, start):
+        self.n = start
+        self.failed = 0
+
+    def line(self, ok, desc, diag=()):
+        for d in list(diag)[:40]:
+            print(f"# {d}")
+        if len(diag) > 40:
+            print(f"# ... ({len(diag) - 40} more)")
+        print(f"{'ok' if ok else 'not ok'} {self.n} - series: {desc}",
+              flush=True)
+        self.n += 1
+        self.failed += not ok
+
+
+def locked(fn):
+    def wrapper(*a, **kw):
+        os.makedirs(CACHE, exist_ok=True)
+        with open(os.path.join(CACHE, "lock"), "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            return fn(*a, **kw)
+    return wrapper
+
+
+def report_timing(timing):
+    for what, secs in timing:
+        print(f"# {what}: {secs:.0f} s")
+
+
+@locked
+def cmd_make(args):
+    timing = []
+    t0 = time.time()
+    try:
+        ensure_tree(timing)
+        series, commits, patches = make_series(timing)
+    except (Fail, vx3series.SeriesError) as e:
+        print(f"make series: FAILED: {e}", file=sys.stderr)
+        return 1
+    print(f"{len(patches)} patches and a cover letter in "
+          f"{os.path.relpath(OUTDIR, ROOT)}/ (base {BASE_TAG} "
+          f"{git('rev-parse', '--short', BASE_TAG).stdout.strip()}, "
+          f"applied as {SERIES_TAG} in {TREE}):")
+    for line in patch_stats(commits):
+        print(line)
+    report_timing(timing)
+    print(f"# make series took {time.time() - t0:.0f} s")
+    return 0
+
+
+@locked
+def cmd_check(args):
+    tap = Tap(args.tap_start)
+    timing = []
+    t0 = time.time()
+    try:
+        ensure_tree(timing)
+        series, commits, patches = make_series(timing)
+    except (Fail, vx3series.SeriesError) as e:
+        tap.line(False, "make series: derive, apply with git am, final "
+                 "tree equals the repository", str(e).split("\n"))
+        for _, desc in CHECKS:
+            tap.line(True, f"every patch: {desc} # SKIP no series")
+        return 1
+    tap.line(True, f"make series: {len(patches)} patches derived, applied "
+             "with git am, final tree equals the repository")
+    bad = []
+    if len(patches) > MAX_PATCHES:
+        bad.append(f"{len(patches)} patches, more than {MAX_PATCHES}")
+    for i, p in enumerate(patches, 1):
+        with open(p, encoding="utf-8") as f:
+            head = f.read()
+        want = f"[PATCH net-next {i:0{len(str(len(patches)))}d}/" \
+               f"{len(patches)}] eth: vx3: "
+        if want not in head.split("\n\n")[0].replace("\n ", " "):
+            bad.append(f"{os.path.basename(p)}: subject is not '{want}...'")
+    if not os.path.exists(os.path.join(OUTDIR,
+                                       "0000-cover-letter.patch")):
+        bad.append("no cover letter")
+    tap.line(not bad, f"{len(patches)} patches (at most {MAX_PATCHES}), "
+             "net-next subjects, cover letter with base-commit", bad)
+    try:
+        for arch in ARCHES:
+            ensure_out(arch, timing)
+        results = run_checks(commits, patches, timing)
+    except Fail as e:
+        for _, desc in CHECKS:
+            tap.line(False, f"every patch: {desc}", str(e).split("\n"))
+        return 1
+    for name, desc in CHECKS:
+        diag = []
+        for k, lines in results[name]:
+            diag += [f"patch {k}: {x}" for x in lines]
+        if diag:
+            diag.append(f"logs: {os.path.relpath(LOGDIR, ROOT)}/"
+                        f"NN-{name}.log")
+        tap.line(not diag, f"every patch: {desc}", diag)
+    report_timing(timing)
+    print(f"# series checks took {time.time() - t0:.0f} s")
+    return 1 if tap.failed else 0
+
+
+def cmd_units(args):
+    path = vx3series.resolve_path(args.file)
+    with open(os.path.join(ROOT, path), encoding="utf-8") as f:
+        text = f.read()
+    try:
+        print("\n".join(vx3series.list_units(path, text)))
+    except vx3series.SeriesError as e:
+        print(e, file=sys.stderr)
+        return 1
+    return 0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    sub.add_parser("make", help="generate and verify the series")
+    c = sub.add_parser("check", help="make, then NIPA's checks, as TAP")
+    c.add_argument("--tap-start", type=int, default=1)
+    u = sub.add_parser("units", help="list the units of a driver file")
+    u.add_argument("file")
+    args = ap.parse_args()
+    return {"make": cmd_make, "check": cmd_check,
+            "units": cmd_units}[args.cmd](args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
