@@ -18,6 +18,7 @@ $VX3_SERIES_CACHE (default /var/cache/vx3/series) and are made once.
 import argparse
 import fcntl
 import glob
+import hashlib
 import os
 import re
 import shutil
@@ -426,6 +427,63 @@ def patch_stats(commits):
 # Per-patch checks
 
 
+# Exported through macros that name only a part of the symbol
+EXPORT_WRAPPERS = ("__SCK__tp_func_", "__SCK__", "__SCT__", "__tracepoint_",
+                   "__traceiter_")
+# Compiler instrumentation of allmodconfig (KASAN, UBSAN, KCOV, ...)
+INSTRUMENTATION = ("__asan_", "__ubsan_", "__sanitizer_", "__kasan_",
+                   "__tsan_", "__kcsan_", "__msan_", "__hwasan_", "__gcov_")
+
+
+def exported_symbols():
+    """Names the kernel tree exports (EXPORT_*(name)), and the prefixes of
+    names exported by macros (EXPORT_SYMBOL(prefix ## x)); cached."""
+    path = os.path.join(CACHE, "exports.txt")
+    stamp = tar_stamp()
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().split("\n")
+        if lines[0] == stamp:
+            names = set(x for x in lines[1:] if x and not x.endswith("*"))
+            prefixes = tuple(x[:-1] for x in lines[1:] if x.endswith("*"))
+            return names, prefixes
+    except OSError:
+        pass
+    p = run(["grep", "-rhoE", "--include=*.[chS]",
+             r"EXPORT_[A-Z_]*\(\s*\w+(\s*##)?", "."], check=False)
+    names, prefixes = set(), set()
+    for m in re.finditer(r"\(\s*(\w+)(\s*##)?", p.stdout):
+        if m.group(2):
+            if len(m.group(1)) >= 6:
+                prefixes.add(m.group(1))
+        else:
+            names.add(m.group(1))
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("\n".join([stamp] + sorted(names) +
+                          sorted(x + "*" for x in prefixes)) + "\n")
+    return names, tuple(prefixes)
+
+
+def unexported_uses(obj):
+    """Undefined symbols of the module that the kernel does not export,
+    such as libgcc's __udivdi3 for a 64-bit division on i386. modpost
+    would report them, but without vmlinux it reports (the first ten of)
+    every symbol."""
+    names, prefixes = exported_symbols()
+    p = run(["nm", "-u", obj], check=False)
+    bad = []
+    for line in p.stdout.split("\n"):
+        sym = line.split()[-1] if line.strip() else ""
+        if not sym or sym in names or sym.startswith(INSTRUMENTATION) or \
+                sym.startswith(prefixes):
+            continue
+        if any(sym.startswith(w) and sym[len(w):] in names
+               for w in EXPORT_WRAPPERS):
+            continue
+        bad.append(f"vx3.ko uses {sym}, which the kernel does not export")
+    return bad
+
+
 BUILD_NOISE = re.compile(
     r"undefined!$|Module\.symvers is missing|^\s+(Modules may not|You may "
     r"get|You can set|if you want)|suppressed \d+ unresolved symbol")
@@ -434,8 +492,9 @@ BUILD_NOISE = re.compile(
 def build_driver(arch, sparse, logf):
     """W=1 build of the driver directory against a prepared tree; returns
     the problem lines (compiler, sparse, objtool and modpost warnings).
-    Without vmlinux, modpost cannot resolve symbols: those warnings are
-    expected and dropped."""
+    Without vmlinux, modpost cannot resolve symbols: its warnings about
+    them are dropped, and the module's undefined symbols are checked
+    against the tree's exports instead."""
     git("clean", "-q", "-f", "-d", "-x", "--", VMWARE)
     cmd = ["make", f"-j{JOBS}", f"O={out_dir(arch)}", f"ARCH={arch}",
            f"M={TREE}/{VMWARE}", f"CC={CC}", "CONFIG_VX3=m", "W=1",
@@ -453,6 +512,8 @@ def build_driver(arch, sparse, logf):
         bad.append(f"make exited with {p.returncode}")
     if not any("vx3.ko" in x for x in lines if "LD [M]" in x):
         bad.append("vx3.ko was not linked")
+    else:
+        bad += unexported_uses(os.path.join(TREE, VMWARE, "vx3", "vx3.o"))
     return bad
 
 
@@ -628,9 +689,68 @@ CHECKS = (
 )
 
 
+_versions = {}
+
+
+def tool_version(cmd):
+    if cmd not in _versions:
+        p = run(cmd.split(), cwd="/", check=False)
+        _versions[cmd] = ((p.stdout or "") + (p.stderr or "")).strip()
+    return _versions[cmd]
+
+
+def rev(spec):
+    """Object id of a tree or file at a commit, or '-' if it is absent."""
+    p = git("rev-parse", "-q", "--verify", spec, check=False)
+    return p.stdout.strip() or "-"
+
+
+def result_key(name, commit, patch):
+    """Everything the result of an expensive check depends on, hashed: the
+    driver files (or the patch, or the docs) at this patch, the kernel
+    tree, the build directory, the tools and this script. None for the
+    cheap checks, which always run."""
+    with open(os.path.abspath(__file__), "rb") as f:
+        parts = [name, hashlib.sha1(f.read()).hexdigest(), tar_stamp()]
+    if name.startswith("build_"):
+        arch = name[len("build_"):]
+        parts += [rev(f"{commit}:{VMWARE}"), read_stamp(out_dir(arch) +
+                  ".stamp") or "-", CC, tool_version("gcc --version")]
+        if arch == "x86_64":
+            parts.append(tool_version("sparse --version"))
+    elif name == "checkpatch":
+        with open(patch, encoding="utf-8") as f:
+            text = f.read().split("\n")
+        # Not the commit id and date, which change with earlier patches
+        text = [x for x in text[1:] if not x.startswith("Date: ")]
+        parts += [hashlib.sha1("\n".join(text).encode()).hexdigest(),
+                  tool_version("codespell --version")]
+    elif name == "docs":
+        parts += [rev(f"{commit}:Documentation"),
+                  " ".join(touched_files(commit)),
+                  tool_version("sphinx-build --version")]
+    elif name == "kconfig":
+        parts += [rev(f"{commit}:{VMWARE}"),
+                  rev(f"{commit}:drivers/net/ethernet/Kconfig"),
+                  " ".join(touched_files(commit))]
+        parts += [read_stamp(out_dir(a) + ".stamp") or "-" for a in ARCHES]
+    elif name == "maintainers":
+        parts += [rev(f"{commit}:MAINTAINERS"), rev(f"{commit}~:MAINTAINERS")]
+    else:
+        return None
+    return hashlib.sha1("\n".join(parts).encode()).hexdigest()
+
+
 def run_checks(commits, patches, timing):
-    """Run every check on every patch; returns {check: [(patch, lines)]}."""
+    """Run every check on every patch; returns {check: [(patch, lines)]}
+    and the number of results reused. A check that passed before on
+    identical inputs (result_key()) is not run again, unless
+    VX3_SERIES_RECHECK=1."""
     os.makedirs(LOGDIR, exist_ok=True)
+    resdir = os.path.join(CACHE, "results")
+    os.makedirs(resdir, exist_ok=True)
+    recheck = os.environ.get("VX3_SERIES_RECHECK") == "1"
+    reused = 0
     for f in glob.glob(os.path.join(LOGDIR, "*.log")):
         os.unlink(f)
     results = {c: [] for c, _ in CHECKS}
@@ -643,6 +763,16 @@ def run_checks(commits, patches, timing):
         for name, _ in CHECKS:
             t0 = time.time()
             logf = os.path.join(LOGDIR, f"{k:02d}-{name}.log")
+            key = result_key(name, commit, patch)
+            passed = os.path.join(resdir, key) if key else None
+            if passed and os.path.exists(passed) and not recheck:
+                shutil.copy(passed, logf)
+                with open(logf, "a", encoding="utf-8") as f:
+                    f.write(f"\n# reused: passed before with identical "
+                            f"inputs (key {key})\n")
+                reused += 1
+                spent[name] += time.time() - t0
+                continue
             if name.startswith("build_"):
                 if not has_driver:
                     bad = []
@@ -667,11 +797,16 @@ def run_checks(commits, patches, timing):
             spent[name] += time.time() - t0
             if bad:
                 results[name].append((k, bad))
+            elif passed:
+                if os.path.exists(logf):
+                    shutil.copy(logf, passed)
+                else:
+                    write_stamp(passed, "# passed, no output")
         log(f"patch {k}/{n} checked")
     git("clean", "-q", "-f", "-d", "-x", "--", VMWARE)
     for name, _ in CHECKS:
         timing.append((f"check {name}", spent[name]))
-    return results
+    return results, reused
 
 
 # ---------------------------------------------------------------------------
@@ -763,7 +898,7 @@ def cmd_check(args):
     try:
         for arch in ARCHES:
             ensure_out(arch, timing)
-        results = run_checks(commits, patches, timing)
+        results, reused = run_checks(commits, patches, timing)
     except Fail as e:
         for _, desc in CHECKS:
             tap.line(False, f"every patch: {desc}", str(e).split("\n"))
@@ -777,6 +912,8 @@ def cmd_check(args):
                         f"NN-{name}.log")
         tap.line(not diag, f"every patch: {desc}", diag)
     report_timing(timing)
+    print(f"# {reused} check results reused: they passed before on "
+          "identical inputs (VX3_SERIES_RECHECK=1 runs them again)")
     print(f"# series checks took {time.time() - t0:.0f} s")
     return 1 if tap.failed else 0
 
