@@ -38,7 +38,6 @@ sys.path.insert(0, VX3_TESTS)
 sys.path.insert(0, HERE)
 
 from lib import vm as vmlib  # noqa: E402
-from lib.test import Ctx  # noqa: E402
 import measure  # noqa: E402
 import report  # noqa: E402
 
@@ -196,33 +195,55 @@ class Bench:
         return res
 
     def use(self, drv):
-        """Bind both NICs to drv (rmmod/modprobe), configure, wait for link."""
+        """Bind both NICs to drv (rmmod/modprobe), configure, wait for link.
+
+        One guest command (each takes long on a busy TCG guest): load the
+        driver, find the interfaces by MAC, check their driver, add the
+        addresses, bring them up and ping both peers.
+        """
         if self.drv == drv:
             return self.ifn
         vm = self.vm
         t0 = time.monotonic()
-        vm.run("rmmod vx3 2>/dev/null; rmmod vmxnet3 2>/dev/null", timeout=60)
         self.drv = None
         self.fwd_ready = False
-        ctx = Ctx(vm, drv, "bench")
-        self.ifn = ctx.load_driver()
+        script = ("rmmod vx3 2>/dev/null; rmmod vmxnet3 2>/dev/null; "
+                  f"modprobe {drv} || exit 1\n")
         for n in (1, 2):
-            ctx.config_ip(n)
+            script += (
+                f"i=; for t in $(seq 100); do for a in /sys/class/net/*/address;"
+                f" do grep -q {vm.mac(n)} $a && i=${{a%/address}} && "
+                f"i=${{i##*/}}; done; [ -n \"$i\" ] && break; sleep 0.1; done\n"
+                f"[ -n \"$i\" ] || {{ echo no NIC {n}; exit 1; }}\n"
+                f"echo if{n} $i $(basename $(readlink /sys/class/net/$i/device/"
+                "driver))\n"
+                f"ip addr add {vm.guest_ip4(n)}/24 dev $i && "
+                f"ip -6 addr add {vm.guest_ip6(n)}/64 dev $i nodad && "
+                "ip link set $i up || exit 1\n")
         for n in (1, 2):
-            for _ in range(60):
-                rc, _out = vm.run(f"ping -c1 -W1 {vm.peer_ip4(n)}",
-                                  timeout=10)
-                if rc == 0:
-                    break
-            else:
-                raise vmlib.VMError(f"{drv}: no ping to {vm.peer_ip4(n)}")
+            script += (f"for t in $(seq 60); do ping -c1 -W1 {vm.peer_ip4(n)}"
+                       f" >/dev/null && break; done || exit 1\n"
+                       f"ping -c1 -W1 {vm.peer_ip4(n)} >/dev/null || "
+                       f"{{ echo no ping to {vm.peer_ip4(n)}; exit 1; }}\n")
+        out = vm.check(script, timeout=180)
+        ifn = {}
+        for line in out.splitlines():
+            f = line.split()
+            if len(f) == 3 and f[0] in ("if1", "if2"):
+                if f[2] != drv:
+                    raise vmlib.VMError(f"{f[1]} is bound to {f[2]}, "
+                                        f"not {drv}")
+                ifn[int(f[0][2])] = f[1]
+        if len(ifn) != 2:
+            raise vmlib.VMError(f"{drv}: interfaces not found:\n{out}")
+        self.ifn = ifn
         self.drv = drv
-        log(f"{drv} loaded, {self.ifn[1]}/{self.ifn[2]} up in "
+        log(f"{drv} loaded, {ifn[1]}/{ifn[2]} up in "
             f"{time.monotonic() - t0:.1f}s")
-        return self.ifn
+        return ifn
 
-    def setup(self, ifn, settings):
-        """Apply ethtool settings, check them, return `ethtool -S` counters.
+    def setup(self, settings):
+        """Apply ethtool settings and check that they took.
 
         settings: [(ethtool arguments, ethtool arguments that show the
         result, line expected in what they show)]. One guest command: on a
@@ -230,15 +251,12 @@ class Bench:
         """
         sets = " && ".join(f"ethtool {a}" for a, _, _ in settings)
         show = "; ".join(f"ethtool {v}" for _, v, _ in settings)
-        out = self.vm.check(f"{sets} && {{ {show}; echo ===; "
-                            f"ethtool -S {ifn}; }}")
-        shown, stats = out.split("===\n", 1)
-        lines = [x.strip() for x in shown.splitlines()]
+        out = self.vm.check(f"{sets} && {{ {show}; }}")
+        lines = [x.strip() for x in out.splitlines()]
         for args, _, want in settings:
             if want not in lines:
                 raise vmlib.VMError(f"`ethtool {args}` did not take, no "
-                                    f"`{want}`:\n{shown}")
-        return measure.parse_ethtool_stats(stats)
+                                    f"`{want}`:\n{out}")
 
     @staticmethod
     def gro(ifn, drv, on):
@@ -344,21 +362,22 @@ class Bench:
         busy = 100.0 - cols["%idle"] if cols else 0.0
         row["soft_share"] = cols["%soft"] / busy if busy > 0 else None
 
-    def mark_busy(self, row):
+    def finish(self, row, t0):
+        """Flag a busy host, note the cell's total time, keep the row."""
         row["busy"] = int(row["other_cores"] > self.args.busy_threshold)
+        row["cell_s"] = time.monotonic() - t0
+        self.rows.append(row)
 
     def rx_config(self, path, gro):
-        """Load the driver of receive path `path`, set HW GRO.
-
-        Returns the guest interface and its `ethtool -S` counters.
-        """
+        """Load the driver of receive path `path`, set HW GRO; guest ifname."""
         drv = RX_PATHS[path][0]
         ifn = self.use(drv)[1]
         sets = [self.gro(ifn, drv, gro)]
         if drv == "vx3":
             sets.append(self.copybreak(ifn, COPYBREAK_MAX if path == "copy"
                                        else 0))
-        return ifn, self.setup(ifn, sets)
+        self.setup(sets)
+        return ifn
 
     def fwd_config(self, path):
         """Load the driver of forwarding cell `path`, enable forwarding.
@@ -375,7 +394,7 @@ class Bench:
                      f"dev {ifn[2]} nud permanent")
             self.fwd_ready = True
         if drv == "vx3":
-            self.setup(ifn[1], [self.copybreak(
+            self.setup([self.copybreak(
                 ifn[1], 0 if path == "bskb" else COPYBREAK_DEFAULT)])
         return ifn
 
@@ -404,30 +423,32 @@ class Bench:
     def rx_cell(self, path, gro, par, secs, rep):
         a_, vm = self.args, self.vm
         label = RX_PATHS[path][1]
-        ifn, es0 = self.rx_config(path, gro)
+        t0 = time.monotonic()
+        ifn = self.rx_config(path, gro)
         # iperf runs until interrupted after the window (-t is a bound).
         cli = self.host_bg(1, ["iperf", "-c", vm.guest_ip4(1), "-p",
                                str(IPERF_PORT), "-t", str(secs + 120),
                                "-P", str(par), "-y", "C"])
-        sampler = measure.Sampler(vm, [ifn, self.ifn[2]], taps=(1,))
+        sampler = measure.Sampler(vm, [ifn, self.ifn[2]], taps=(1,),
+                                  ethtool=ifn)
         sampler.gen_pids = [cli.pid]
         try:
             self.wait_flow("tx", cli)
             a, b, mp = self.measure(sampler, secs, f"mpstat 1 {secs}")
         finally:
-            iout = self.host_stop(cli, signal.SIGINT)
-        es1 = measure.parse_ethtool_stats(vm.check(f"ethtool -S {ifn}"))
+            iout = self.host_stop(cli, signal.SIGINT, timeout=10)
         row = self.base_row("rx", path, label, rep, gro=int(gro), par=par)
         row.update(measure.window(a, b, a_.smp, [ifn, self.ifn[2]]))
         self.add_mpstat(row, mp)
         _, row["iperf_gbps"] = measure.iperf_rate(iout)
         self.rates(row, "tap1_tx_bytes", "g_rx_bytes")
+        # vx3's path counters over the window show the path taken.
+        es0, es1 = a["ethtool"], b["ethtool"]
         for k in ("rx0_build_skb", "rx0_copied", "rx0_hw_gro_packets",
                   "rx0_drop_err"):
             if k in es1:
                 row[k] = es1[k] - es0.get(k, 0)
-        self.mark_busy(row)
-        self.rows.append(row)
+        self.finish(row, t0)
         log(f"rx P{par} gro-{'on' if gro else 'off'} {label:14} rep {rep}: "
             f"{row['gbps']:.3f} Gbit/s, {fmt(row.get('vcpu_s_per_gb'))} "
             f"vCPU-s/GB, %soft {fmt(row['mp_soft'])}"
@@ -453,13 +474,14 @@ class Bench:
     # --- experiment 3: transmit ------------------------------------------------
     def tx_cell(self, path, par, secs, rep):
         a_, vm = self.args, self.vm
+        t0 = time.monotonic()
         drv, label = TX_PATHS[path]
         ifn = self.use(drv)[1]
         # The drivers' defaults (the receive cells changed them).
         sets = [self.gro(ifn, drv, True)]
         if drv == "vx3":
             sets.append(self.copybreak(ifn, COPYBREAK_DEFAULT))
-        self.setup(ifn, sets)
+        self.setup(sets)
         srv = self.host_bg(1, ["iperf", "-s", "-p", str(IPERF_PORT)])
         sampler = measure.Sampler(vm, [ifn, self.ifn[2]], taps=(1,))
         sampler.gen_pids = [srv.pid]
@@ -481,8 +503,7 @@ class Bench:
         self.add_mpstat(row, mp)
         _, row["iperf_gbps"] = measure.iperf_rate(iout)
         self.rates(row, "tap1_rx_bytes", "g_tx_bytes")
-        self.mark_busy(row)
-        self.rows.append(row)
+        self.finish(row, t0)
         log(f"tx P{par} {label:14} rep {rep}: {row['gbps']:.3f} Gbit/s, "
             f"{fmt(row.get('vcpu_s_per_gb'))} vCPU-s/GB"
             f"{' (host busy)' if row['busy'] else ''}")
@@ -490,6 +511,7 @@ class Bench:
     # --- experiment 2: forwarding ----------------------------------------------
     def fwd_cell(self, path, secs, rep):
         a_, vm = self.args, self.vm
+        t0 = time.monotonic()
         label = FWD_PATHS[path][1]
         ifn = self.fwd_config(path)
         gen = self.trafgen(secs)
@@ -513,8 +535,7 @@ class Bench:
         row["fwd_pct"] = 100.0 * fwd / offered if offered else None
         self.per_unit(row, fwd / 1e6, "mpkt")
         row["trafgen_ok"] = int("packets outgoing" in gout)
-        self.mark_busy(row)
-        self.rows.append(row)
+        self.finish(row, t0)
         log(f"fwd {label:20} rep {rep}: offered {row['offered_pps']:.0f} pps, "
             f"forwarded {row['fwd_pps']:.0f} pps "
             f"({fmt(row['fwd_pct'])} %), "
@@ -582,14 +603,19 @@ class Bench:
                 for path, gro, par in seq:
                     secs = a_.seconds if par == a_.parallel else a_.p1_seconds
                     self.rx_cell(path, gro, par, secs, rep)
-        for rep in range(a_.reps):
-            if "tx" in a_.exp:
-                seq = ["vx3", "vmxnet3"]
+        # Each experiment starts with the driver that is loaded.
+        if "tx" in a_.exp:
+            seq = ["vx3", "vmxnet3"]
+            if self.drv == "vmxnet3":
+                seq.reverse()
+            for rep in range(a_.reps):
                 for path in (seq if rep % 2 == 0 else seq[::-1]):
                     self.tx_cell(path, a_.parallel, a_.tx_seconds, rep)
         if "fwd" in a_.exp:
+            seq = ["vx3", "bskb", "vmxnet3"]
+            if self.drv == "vmxnet3":
+                seq.reverse()
             for rep in range(a_.reps):
-                seq = ["vx3", "bskb", "vmxnet3"]
                 for path in (seq if rep % 2 == 0 else seq[::-1]):
                     self.fwd_cell(path, a_.fwd_seconds, rep)
             self.fwd_off()
@@ -701,13 +727,13 @@ def main():
                     help="add guest perf profiles (rx gro off, fwd)")
     ap.add_argument("--profile-seconds", type=int, default=10)
     ap.add_argument("--smoke", action="store_true",
-                    help="tooling check: 1 rep, 2 s windows, -P 8, no -P 1")
+                    help="tooling check: 1 rep, 1 s windows, -P 8, no -P 1")
     ap.add_argument("--outdir", help="results folder (default "
                     "build/bench/<timestamp>)")
     args = ap.parse_args()
     if args.smoke:
-        args.reps, args.seconds, args.p1_seconds = 1, 2, 0
-        args.tx_seconds, args.fwd_seconds, args.ramp = 2, 2, 0.5
+        args.reps, args.seconds, args.p1_seconds = 1, 1, 0
+        args.tx_seconds, args.fwd_seconds, args.ramp = 1, 1, 0.0
         args.parallel, args.profile_seconds = 8, 2
     args.exp = [e.strip() for e in args.exp.split(",") if e.strip()]
     bad = set(args.exp) - {"rx", "tx", "fwd"}

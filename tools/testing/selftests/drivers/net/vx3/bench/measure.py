@@ -114,14 +114,22 @@ def parse_ethtool_stats(out):
 
 
 class Sampler:
-    """Takes the A/B snapshots of one window."""
+    """Takes the A/B snapshots of one window.
 
-    def __init__(self, vm, ifnames, taps=(1,)):
+    ifnames: guest interfaces whose counters are read; taps: peer NICs
+    whose tap counters are read; ethtool: guest interface whose `ethtool
+    -S` counters are read too (after the timed `cat`).
+    """
+
+    def __init__(self, vm, ifnames, taps=(1,), ethtool=None):
         self.vm = vm
         self.ifnames = ifnames
         self.taps = taps
         self.gen_pids = []
         self._gcmd = guest_cmd(ifnames)
+        if ethtool:
+            self._gcmd = (self._gcmd[len("exec "):] +
+                          f"; echo ===; ethtool -S {ethtool}")
 
     def _host(self):
         vm = self.vm
@@ -134,12 +142,13 @@ class Sampler:
 
     def snap(self):
         """One snapshot: host counters are read before and after the guest
-        command (which takes a while on a busy TCG guest) and averaged, so
-        that host and guest counters refer to the same moment."""
+        command (which takes a while on a busy TCG guest) and averaged."""
         h0 = self._host()
-        g = guest_parse(self.vm.check(self._gcmd, timeout=60), self.ifnames)
+        out = self.vm.check(self._gcmd, timeout=120)
         s = _mid(h0, self._host())
-        s["guest"] = g
+        out, _, eth = out.partition("===\n")
+        s["guest"] = guest_parse(out, self.ifnames)
+        s["ethtool"] = parse_ethtool_stats(eth)
         return s
 
 
