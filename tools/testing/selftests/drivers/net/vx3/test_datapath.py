@@ -23,7 +23,7 @@ rx_split_mtu1500, rx_split_mtu9000 (vx3 only: driver counters)
     buffers the size needs): 0 up to the head size, then one per started
     4096 bytes.
 tcp_integrity_mtu1500, tcp_integrity_mtu9000
-    64 MiB (MTU 1500, IPv4) and 32 MiB (MTU 9000, IPv6) of random data over
+    32 MiB (MTU 1500, IPv4) and 16 MiB (MTU 9000, IPv6) of random data over
     TCP each way; SHA-256 compared at both ends (peer -> guest exercises
     HW-GRO aggregates on vx3).
 udp_integrity_mtu1500, udp_integrity_mtu9000
@@ -33,9 +33,13 @@ udp_integrity_mtu1500, udp_integrity_mtu9000
     losses are reported (TAP diagnostics), not asserted.
 """
 
-from lib.nic import (ICMP4_OVERHEAD, ICMP6_OVERHEAD, diag, ethtool_stats,
-                     ping, ping_sizes, tcp_integrity, udp_integrity,
-                     only_vx3, setup_nic, wait_carrier)
+import os
+import shlex
+
+from lib.nic import (ICMP4_OVERHEAD, ICMP6_OVERHEAD, diag, ethtool_stats, kv,
+                     link_stats, only_vx3, ping, ping_sizes, setup_nic,
+                     tcp_integrity, tool, udp_drops, udp_integrity,
+                     wait_carrier)
 
 NICS = 1
 
@@ -84,18 +88,43 @@ def _bodies(frame, head):
 def _rx_split(ctx, frames, head):
     """Send 20 UDP datagrams per frame size; check rx0_body_bufs."""
     vm, ifn = ctx.vm, ctx.ifname(1)
-    for frame in frames:
-        size = frame - UDP4_OVERHEAD
-        before = ethtool_stats(vm, ifn)["rx0_body_bufs"]
-        r = udp_integrity(ctx, True, 20, size, size, 500)
-        got = ethtool_stats(vm, ifn)["rx0_body_bufs"] - before
-        want = r["ok"] * _bodies(frame, head)
-        ctx.expect(r["ok"] > 0, f"no {frame}-byte frame arrived: {r}")
-        ctx.expect(got == want,
-                   f"{frame}-byte frames (head buffer {head}): "
-                   f"rx0_body_bufs grew by {got}, expected {want} "
-                   f"({r['ok']} datagrams x {_bodies(frame, head)} body "
-                   f"buffers)")
+    seed = int.from_bytes(os.urandom(3), "big")
+    ports = [5520 + k for k in range(len(frames))]
+    sizes = [frame - UDP4_OVERHEAD for frame in frames]
+    # A verifying receiver per frame size, all listening from the start
+    job = vm.bg("; ".join(f"vx3-udp recv {p} 20 {n} {n} {seed} 2000 "
+                          f">/tmp/split.{p} 2>&1 &" for p, n in
+                          zip(ports, sizes)) + "; wait")
+    try:
+        rc, out = vm.run("for i in $(seq 100); do n=$(netstat -lun | grep -c "
+                         "':55[2-9][0-9] '); [ $n -ge " + str(len(ports)) +
+                         " ] && exit 0; sleep 0.1; done; netstat -lun; exit 1")
+        ctx.expect(rc == 0, f"guest vx3-udp receivers did not start:\n{out}")
+        bufs = ethtool_stats(vm, ifn)["rx0_body_bufs"]
+        for frame, port, size in zip(frames, ports, sizes):
+            vm.peer_check(1, f"{shlex.quote(tool(vm, 'vx3-udp'))} send "
+                          f"{vm.guest_ip4(1)} {port} 20 {size} {size} "
+                          f"{seed} 500")
+            out = vm.check(f"for i in $(seq 50); do grep -q received= "
+                           f"/tmp/split.{port} && break; sleep 0.1; done; "
+                           f"cat /tmp/split.{port}; ethtool -S {ifn} | "
+                           f"grep rx0_body_bufs")
+            res = [ln for ln in out.splitlines()
+                   if ln.startswith("received=")]
+            ctx.expect(res, f"no result for {frame}-byte frames:\n{out}")
+            r = kv(res[0])
+            now = int(out.split("rx0_body_bufs:")[1].split()[0])
+            got, bufs = now - bufs, now
+            want = r["ok"] * _bodies(frame, head)
+            ctx.expect(r["corrupt"] == 0 and r["dup"] == 0 and r["ok"] > 0,
+                       f"{frame}-byte frames: {out}")
+            ctx.expect(got == want,
+                       f"{frame}-byte frames (head buffer {head}): "
+                       f"rx0_body_bufs grew by {got}, expected {want} "
+                       f"({r['ok']} datagrams x {_bodies(frame, head)} "
+                       f"body buffers)")
+    finally:
+        job.stop()
 
 
 @only_vx3("checks vx3's RX buffer layout with its rx0_body_bufs counter")
@@ -106,18 +135,25 @@ def test_rx_split_mtu1500(ctx):
 
 def test_tcp_integrity_mtu1500(ctx):
     _set_mtu(ctx, 1500)
-    n = 64 << 20
+    n = 32 << 20
     tcp_integrity(ctx, n, rx=True, port=5401)
     tcp_integrity(ctx, n, rx=False, port=5402)
 
 
 def _udp_both(ctx, lo, hi, v6):
+    vm, ifn = ctx.vm, ctx.ifname(1)
     for rx in (True, False):
+        a, sa = link_stats(vm, ifn), udp_drops(vm)
         r = udp_integrity(ctx, rx, 4000, lo, hi, 2000, v6=v6,
                           port=5510 if rx else 5511)
+        b, sb = link_stats(vm, ifn), udp_drops(vm)
+        drops = ", ".join(f"{k} +{b[k] - a[k]}" for k in
+                          ("rx_dropped", "rx_missed_errors", "tx_dropped")
+                          if b.get(k, 0) != a.get(k, 0))
         diag(f"{ctx.driver} UDP {'peer -> guest' if rx else 'guest -> peer'}"
              f" {lo}..{hi} bytes, v{6 if v6 else 4}: {r['ok']} of 4000 "
-             f"verified, {r['lost']} lost")
+             f"verified, {r['lost']} lost (guest socket drops "
+             f"+{sb - sa}{', ' + drops if drops else ''})")
         ctx.expect(r["ok"] > 0, f"no UDP datagram arrived: {r}")
 
 
@@ -141,7 +177,7 @@ def test_rx_split_mtu9000(ctx):
 
 def test_tcp_integrity_mtu9000(ctx):
     _set_mtu(ctx, 9000)
-    n = 32 << 20
+    n = 16 << 20
     tcp_integrity(ctx, n, rx=True, v6=True, port=5403)
     tcp_integrity(ctx, n, rx=False, v6=True, port=5404)
 

@@ -8,12 +8,13 @@ rmmod_idle
     20 x (rmmod; modprobe; address, up, carrier), pings every 5th round.
     The interface must disappear with the module and come back bound to
     the driver. vx3: every page pool of the removed device must be gone
-    (netdev netlink page-pool-get) within 5 s of rmmod.
+    (netdev netlink page-pool-get) within 5 s of rmmod; vmxnet3's pools
+    are not bound to its net_device and not listed.
 rmmod_traffic
     5 x rmmod while iperf runs both ways (counters checked to grow right
-    before), then modprobe. At the end, with the traffic stopped and no
-    TCP socket left in the guest, no destroyed page pool may still hold
-    pages (vx3).
+    before each), then modprobe; the iperf clients reconnect. At the end,
+    with the traffic stopped and no TCP socket left in the guest, no
+    destroyed page pool may still hold pages (vx3).
 unbind_bind
     sysfs unbind/bind of the PCI device, 2 x idle and once under traffic;
     the interface comes back and passes traffic.
@@ -35,8 +36,8 @@ case: WARNING, BUG, page_pool shutdown stalls, ...).
 
 import time
 
-from lib.nic import (Traffic, diag, expect_flowing, page_pools, ping,
-                     setup_nic, wait_carrier, wait_no_tcp)
+from lib.nic import (Traffic, diag, expect_flowing, ifindex, page_pools,
+                     ping, setup_nic, wait_carrier, wait_no_tcp)
 
 NICS = 1
 
@@ -108,51 +109,59 @@ def test_carrier_at_open(ctx):
     ping(ctx)
 
 
-def test_rmmod_idle(ctx):
-    vm, drv = ctx.vm, ctx.driver
+def _reload_script(ctx, idx, pools):
+    """Guest shell: rmmod, interface gone, (vx3, pools: every page pool of
+    ifindex idx gone within 5 s), modprobe, bring NIC 1 up again."""
+    drv = ctx.driver
+    s = ""
+    if pools:
+        s += (f"ids=$(vx3-nl page-pools | grep ' ifindex={idx} ' | "
+              f"sed 's/^page-pool id=\\([0-9]*\\) .*/\\1/'); "
+              f"[ -n \"$ids\" ] || {{ echo 'no page pool of ifindex {idx} "
+              f"is visible over netlink'; vx3-nl page-pools; exit 9; }}; ")
+    s += f"rmmod {drv} || exit 1; " + _wait_gone_script(ctx)
+    if pools:
+        s += ("for t in $(seq 50); do pp=$(vx3-nl page-pools); left=; "
+              "for id in $ids; do echo \"$pp\" | grep -q \"^page-pool "
+              "id=$id \" && left=\"$left $id\"; done; [ -z \"$left\" ] && "
+              "break; sleep 0.1; done; if [ -n \"$left\" ]; then "
+              "echo \"page pools of the removed device left:\"; "
+              "echo \"$pp\"; exit 10; fi; ")
+    return s + f"modprobe {drv} || exit 1; " + _bring_up_script(ctx)
+
+
+def _reload(ctx, what, pools=False):
+    """rmmod + modprobe + bring-up in one guest command; returns the new
+    ifindex."""
+    vm = ctx.vm
     idx = int(vm.check(f"cat /sys/class/net/{ctx.ifname(1)}/ifindex"))
+    rc, out = vm.run(_reload_script(ctx, idx, pools), timeout=120)
+    ctx.expect(rc == 0, f"{what}: rmmod/modprobe {ctx.driver} failed "
+               f"(rc={rc}):\n{out}")
+    return _parse_up(ctx, out)
+
+
+def test_rmmod_idle(ctx):
     # vmxnet3's page pools are not tied to its net_device: not listed.
-    pp = drv == "vx3"
     for i in range(20):
-        if pp:
-            pools = _own_pools(ctx, idx, page_pools(vm))
-            ctx.expect(pools, f"round {i}: no page pool of ifindex {idx} "
-                       f"is visible over netlink")
-        rc, out = vm.run(f"rmmod {drv} || exit 1; " + _wait_gone_script(ctx),
-                         timeout=60)
-        ctx.expect(rc == 0, f"round {i}: rmmod {drv} failed (rc={rc}):\n"
-                   f"{out}")
-        if pp:
-            _expect_pools_gone(ctx, {p["id"] for p in pools},
-                               f"round {i}, after rmmod")
-        rc, out = vm.run(f"modprobe {drv} || exit 1; " +
-                         _bring_up_script(ctx), timeout=60)
-        ctx.expect(rc == 0, f"round {i}: reload failed (rc={rc}):\n{out}")
-        idx = _parse_up(ctx, out)
+        _reload(ctx, f"round {i}", pools=ctx.driver == "vx3")
         if i % 5 == 4:
             ping(ctx)
             ping(ctx, v6=True, peer=True)
 
 
 def test_rmmod_traffic(ctx):
-    vm, drv = ctx.vm, ctx.driver
+    vm = ctx.vm
     removed = set()
-    for i in range(5):
-        idx = int(vm.check(f"cat /sys/class/net/{ctx.ifname(1)}/ifindex"))
-        removed |= {p["id"] for p in
-                    _own_pools(ctx, idx, page_pools(vm))}
-        with Traffic(ctx, port=5310 + 2 * i):
+    with Traffic(ctx, port=5310):
+        for i in range(5):
+            idx = ifindex(vm, ctx.ifname(1))
+            removed |= {p["id"] for p in
+                        _own_pools(ctx, idx, page_pools(vm))}
             expect_flowing(ctx, f"round {i}: traffic before rmmod")
-            rc, out = vm.run(f"rmmod {drv} || exit 1; " +
-                             _wait_gone_script(ctx), timeout=90)
-            ctx.expect(rc == 0, f"round {i}: rmmod {drv} under traffic "
-                       f"failed (rc={rc}):\n{out}")
-        rc, out = vm.run(f"modprobe {drv} || exit 1; " +
-                         _bring_up_script(ctx), timeout=60)
-        ctx.expect(rc == 0, f"round {i}: reload failed (rc={rc}):\n{out}")
-        _parse_up(ctx, out)
+            _reload(ctx, f"round {i}, under traffic")
         ping(ctx)
-    if drv == "vx3":
+    if ctx.driver == "vx3":
         ctx.expect(removed, "no page pool was visible over netlink")
     _expect_drained(ctx, removed, "after rmmod under traffic")
 

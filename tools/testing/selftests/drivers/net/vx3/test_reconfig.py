@@ -39,17 +39,18 @@ vlan
     in the guest) are dropped by the device, with it off they reach the
     driver (rx_packets), and VLAN 5 keeps working either way.
 invalid_requests
-    Out-of-range requests must fail with an error message and leave the
-    configuration (ethtool -g/-l/--get-tunable, MTU) and the traffic
-    working: ethtool -G rx 8192 / rx-mini 1, ip link mtu 9001,
-    ethtool -L tx 99, rx-copybreak 99999; for vx3 also ethtool -G tx 16
-    (its minimum is 64), mtu 60 (minimum 68) and ethtool -L combined 2
-    (vmxnet3 accepts the first two and rejects the last one for a
-    different reason).
+    Out-of-range requests must fail with an error message - the extended
+    ACK text where netlink carries one - and leave the configuration
+    (ethtool -g/-l/--get-tunable, MTU) and the traffic working:
+    ethtool -G rx 8192 / rx-mini 1, ip link mtu 9001, ethtool -L tx 99,
+    rx-copybreak 99999 (an ioctl: no extack); for vx3 also ethtool -G
+    tx 16 (its minimum is 64), mtu 60 (minimum 68) and ethtool -L
+    combined 2. (vmxnet3 accepts tx 16 and mtu 60, and refuses any
+    ethtool -L as unsupported.)
 channels_traffic (vx3 only: vmxnet3 cannot change channels)
     ethtool -L tx 7 / 0 / 3 / original, 4 parallel iperf streams; with
     8 TX queues at least two queues must carry packets (qstats); then
-    10 x tx 0 / tx 7 in a row.
+    6 x tx 0 / tx 7 in a row.
     Kept last: a crash here must not hide the other cases.
 """
 
@@ -58,10 +59,11 @@ import shlex
 import time
 
 from lib.nic import (Traffic, channels, copybreak, diag, ensure_ip,
-                     ethtool_stats, expect_fails, expect_flowing, features,
-                     guest_ok, ifindex, link_stats, only_vx3, ping,
-                     ping_sizes, qstats, reset_nic, rings, setup_nic,
-                     tcp_integrity, tool, udp_integrity)
+                     ethtool_stats, ethtool_table, expect_fails,
+                     expect_flowing, features, guest_ok, ifindex, link_stats,
+                     only_vx3, parse_features, ping, ping_sizes, qstats,
+                     reset_nic, rings, setup_nic, tcp_integrity, tool,
+                     udp_integrity)
 
 NICS = 1
 
@@ -96,9 +98,11 @@ def test_mtu_traffic(ctx):
             ensure_ip(ctx)
             ctx.expect(_mtu(ctx) == mtu, f"MTU reads {_mtu(ctx)}, not {mtu}")
             ping(ctx, size=mtu - 28)
+            if mtu == 68:
+                # Tiny segments keep the guest busy: move on quickly
+                continue
             ping(ctx, size=mtu - 28, peer=True)
-            if mtu >= 1280:
-                ping(ctx, v6=True, size=mtu - 48, peer=True)
+            ping(ctx, v6=True, size=mtu - 48, peer=True)
             expect_flowing(ctx, f"traffic after MTU {mtu}")
 
 
@@ -112,9 +116,9 @@ def test_rings_traffic(ctx):
     with Traffic(ctx, port=5610):
         expect_flowing(ctx, "traffic before the ring changes")
         for name, want in steps:
-            guest_ok(ctx, f"ethtool -G {ifn} rx {want['RX']} "
-                     f"rx-jumbo {want['RX Jumbo']} tx {want['TX']}")
-            cur = rings(vm, ifn)[1]
+            cur = ethtool_table(guest_ok(
+                ctx, f"ethtool -G {ifn} rx {want['RX']} rx-jumbo "
+                f"{want['RX Jumbo']} tx {want['TX']} && ethtool -g {ifn}"))[1]
             got = {k: cur[k] for k in want}
             ctx.expect(got == want, f"{name} rings: set {want}, "
                        f"ethtool -g shows {got}")
@@ -126,7 +130,6 @@ def _rx_paths(ctx, what):
     vm, ifn = ctx.vm, ctx.ifname(1)
     a = ethtool_stats(vm, ifn)
     expect_flowing(ctx, what)
-    time.sleep(1)
     b = ethtool_stats(vm, ifn)
     return (b["rx0_build_skb"] - a["rx0_build_skb"],
             b["rx0_copied"] - a["rx0_copied"])
@@ -139,9 +142,11 @@ def test_copybreak(ctx):
     orig = copybreak(vm, ifn)
     with Traffic(ctx, port=5630):
         for val in (0, 16383, 256):
-            guest_ok(ctx, f"ethtool --set-tunable {ifn} rx-copybreak {val}")
-            ctx.expect(copybreak(vm, ifn) == val,
-                       f"rx-copybreak reads {copybreak(vm, ifn)}, not {val}")
+            out = guest_ok(ctx, f"ethtool --set-tunable {ifn} rx-copybreak "
+                           f"{val} && ethtool --get-tunable {ifn} "
+                           f"rx-copybreak")
+            ctx.expect(out.split(":")[-1].strip() == str(val),
+                       f"rx-copybreak {val} reads back as: {out}")
             built, copied = _rx_paths(ctx, f"traffic at copybreak {val}")
             msg = (f"rx-copybreak {val}: rx0_build_skb +{built}, "
                    f"rx0_copied +{copied}")
@@ -172,15 +177,15 @@ def test_features_traffic(ctx):
     # Each switch off and on again under traffic
     with Traffic(ctx, port=5660):
         for opt, name in toggles:
-            guest_ok(ctx, f"ethtool -K {ifn} {opt} off")
-            f = features(vm, ifn)
+            f = parse_features(guest_ok(ctx, f"ethtool -K {ifn} {opt} off "
+                                        f"&& ethtool -k {ifn}"))
             ctx.expect(not f[name][0], f"{name} still on after {opt} off")
             if ctx.driver == "vx3" and opt == "rx":
                 ctx.expect(not f["rx-gro-hw"][0],
                            "rx-gro-hw stays on with rx checksumming off")
             expect_flowing(ctx, f"traffic with {name} off")
-            guest_ok(ctx, f"ethtool -K {ifn} {opt} on")
-            f = features(vm, ifn)
+            f = parse_features(guest_ok(ctx, f"ethtool -K {ifn} {opt} on "
+                                        f"&& ethtool -k {ifn}"))
             ctx.expect(f[name][0], f"{name} still off after {opt} on")
             if ctx.driver == "vx3" and opt == "rx":
                 ctx.expect(f["rx-gro-hw"][0], "rx-gro-hw does not come "
@@ -353,15 +358,25 @@ def _config(ctx):
 def test_invalid_requests(ctx):
     reset_nic(ctx)
     ifn = ctx.ifname(1)
-    bad = [f"ethtool -G {ifn} rx 8192", f"ethtool -G {ifn} rx-mini 1",
-           f"ip link set {ifn} mtu 9001", f"ethtool -L {ifn} tx 99",
-           f"ethtool --set-tunable {ifn} rx-copybreak 99999"]
+    # (request, text of the extended ACK it must print; None: no extack
+    # possible - the tunable goes through the ioctl, vmxnet3 has no
+    # set_channels)
+    bad = [(f"ethtool -G {ifn} rx 8192", "exceeds maximum"),
+           (f"ethtool -G {ifn} rx-mini 1", "exceeds maximum"),
+           (f"ip link set {ifn} mtu 9001", "mtu greater than device maximum"),
+           (f"ethtool --set-tunable {ifn} rx-copybreak 99999", None)]
     if ctx.driver == "vx3":
-        bad += [f"ethtool -G {ifn} tx 16", f"ip link set {ifn} mtu 60",
-                f"ethtool -L {ifn} combined 2"]
+        bad += [(f"ethtool -L {ifn} tx 99", "exceeds maximum"),
+                (f"ethtool -G {ifn} tx 16", "tx ring size must be 64 to"),
+                (f"ip link set {ifn} mtu 60", "mtu less than device minimum"),
+                (f"ethtool -L {ifn} combined 2", "exceeds maximum")]
+    else:
+        bad.append((f"ethtool -L {ifn} tx 99", None))
     before = _config(ctx)
-    for cmd in bad:
+    for cmd, text in bad:
         msg = expect_fails(ctx, cmd, "invalid request")
+        ctx.expect(text is None or text in msg,
+                   f"`{cmd}` failed without the message '{text}':\n{msg}")
         after = _config(ctx)
         ctx.expect(after == before, f"`{cmd}` failed ({msg.strip()}) but "
                    f"changed the configuration: {before} -> {after}")
@@ -379,12 +394,13 @@ def test_channels_traffic(ctx):
     with Traffic(ctx, port=5620, parallel=4):
         expect_flowing(ctx, "traffic before the channel changes")
         for n in (maxi["TX"], 0, 3, orig):
-            guest_ok(ctx, f"ethtool -L {ifn} tx {n}")
-            got = channels(vm, ifn)[1]
+            out = guest_ok(ctx, f"ethtool -L {ifn} tx {n} && ethtool -l "
+                           f"{ifn} && ls -d /sys/class/net/{ifn}/queues/tx-* "
+                           f"| wc -l")
+            got = ethtool_table(out)[1]
             ctx.expect(got["TX"] == n and got["Combined"] == 1,
                        f"ethtool -L tx {n}: ethtool -l shows {got}")
-            txq = int(vm.check(f"ls -d /sys/class/net/{ifn}/queues/tx-* "
-                               f"| wc -l"))
+            txq = int(out.split()[-1])
             ctx.expect(txq == n + 1, f"tx {n}: {txq} TX queues in sysfs, "
                        f"expected {n + 1}")
             _check_flow(ctx, f"traffic with tx {n}")
@@ -402,8 +418,8 @@ def test_channels_traffic(ctx):
             ctx.expect(len(busy) >= 2, f"with {n + 1} TX queues and 5 "
                        f"flows only queues {busy} sent packets: {a} -> {b}")
         # Changes between the extremes while the queues are busy
-        guest_ok(ctx, f"for i in $(seq 10); do ethtool -L {ifn} tx 0 && "
+        guest_ok(ctx, f"for i in $(seq 6); do ethtool -L {ifn} tx 0 && "
                  f"sleep 0.5 && ethtool -L {ifn} tx {maxi['TX']} && "
                  f"sleep 0.5 || exit 1; done; ethtool -L {ifn} tx {orig}",
                  timeout=300)
-        _check_flow(ctx, "traffic after 10 x tx 0 / tx max")
+        _check_flow(ctx, "traffic after 6 x tx 0 / tx max")

@@ -96,9 +96,16 @@ def page_pools(vm):
 
 def link_stats(vm, ifn):
     """The rtnl_link_stats64 of ifn (ip -s link) as a flat dict."""
-    j = json.loads(vm.check(f"ip -j -s link show dev {ifn}"))[0]
+    j = json.loads(vm.check(f"ip -j -s -s link show dev {ifn}"))[0]
     s = j["stats64"]
     return {f"{d}_{k}": v for d in ("rx", "tx") for k, v in s[d].items()}
+
+
+def udp_drops(vm):
+    """The guest's UDP receive-buffer drops (/proc/net/snmp RcvbufErrors)."""
+    rows = [ln.split() for ln in
+            vm.check("grep '^Udp:' /proc/net/snmp").splitlines()]
+    return int(rows[1][rows[0].index("RcvbufErrors")])
 
 
 def ethtool_stats(vm, ifn):
@@ -110,7 +117,7 @@ def ethtool_stats(vm, ifn):
     return res
 
 
-def _ethtool_table(out):
+def ethtool_table(out):
     """Parse `ethtool -g/-l` output into (maximums, current)."""
     maxi, cur, d = {}, {}, None
     for line in out.splitlines():
@@ -126,22 +133,26 @@ def _ethtool_table(out):
 
 
 def rings(vm, ifn):
-    return _ethtool_table(vm.check(f"ethtool -g {ifn}"))
+    return ethtool_table(vm.check(f"ethtool -g {ifn}"))
 
 
 def channels(vm, ifn):
-    return _ethtool_table(vm.check(f"ethtool -l {ifn}"))
+    return ethtool_table(vm.check(f"ethtool -l {ifn}"))
+
+
+def parse_features(out):
+    """ethtool -k output as {name: (on, fixed)}."""
+    res = {}
+    for line in out.splitlines():
+        k, _, v = line.strip().partition(":")
+        v = v.split()
+        if v and v[0] in ("on", "off"):
+            res[k] = (v[0] == "on", "[fixed]" in line)
+    return res
 
 
 def features(vm, ifn):
-    """ethtool -k as {name: (on, fixed)}."""
-    res = {}
-    for line in vm.check(f"ethtool -k {ifn}").splitlines()[1:]:
-        k, _, v = line.strip().partition(":")
-        v = v.split()
-        if v:
-            res[k] = (v[0] == "on", "[fixed]" in line)
-    return res
+    return parse_features(vm.check(f"ethtool -k {ifn}"))
 
 
 def copybreak(vm, ifn):
@@ -263,7 +274,7 @@ class Traffic:
     connection breaks (or the server is not up yet). One guest and one peer
     background job; check with expect_flowing()."""
 
-    def __init__(self, ctx, port=5301, parallel=2):
+    def __init__(self, ctx, port=5301, parallel=1):
         self.ctx = ctx
         self.port = port
         self.parallel = parallel
