@@ -92,9 +92,9 @@ def _rx_split(ctx, frames, head):
     ports = [5520 + k for k in range(len(frames))]
     sizes = [frame - UDP4_OVERHEAD for frame in frames]
     # A verifying receiver per frame size, all listening from the start
-    job = vm.bg("; ".join(f"vx3-udp recv {p} 20 {n} {n} {seed} 2000 "
-                          f">/tmp/split.{p} 2>&1 &" for p, n in
-                          zip(ports, sizes)) + "; wait")
+    job = vm.bg("".join(f"vx3-udp recv {p} 20 {n} {n} {seed} 2000 "
+                        f">/tmp/split.{p} 2>&1 & " for p, n in
+                        zip(ports, sizes)) + "wait")
     try:
         rc, out = vm.run("for i in $(seq 100); do n=$(netstat -lun | grep -c "
                          "':55[2-9][0-9] '); [ $n -ge " + str(len(ports)) +
