@@ -432,7 +432,12 @@ static void vx3_get_queue_stats_rx(struct net_device *netdev, int idx,
 	struct vx3_priv *priv = netdev_priv(netdev);
 	struct vx3_rx_stats s;
 
-	/* Queue stats are read under rtnl, which also guards priv->qs */
+	/* Called under rtnl, which also guards priv->qs. The core asks for
+	 * every real queue when it sums the device totals, also while the
+	 * interface is down and has no queues: leave those undefined.
+	 */
+	if (!priv->qs || idx >= priv->qs->vec[0]->num_rx)
+		return;
 	vx3_read_rx_stats(&s, &priv->qs->vec[0]->rx[idx].stats);
 	stats->packets = s.packets;
 	stats->bytes = s.bytes;
@@ -451,6 +456,8 @@ static void vx3_get_queue_stats_tx(struct net_device *netdev, int idx,
 	struct vx3_tx_comp_stats c;
 	struct vx3_tx_stats t;
 
+	if (!priv->qs || idx >= priv->qs->num_vec)
+		return;
 	vx3_read_tx_stats(&t, &c, &priv->qs->vec[idx]->tx);
 	stats->packets = c.packets;
 	stats->bytes = c.bytes;

@@ -341,7 +341,8 @@ static bool vx3_rx_add_body(struct vx3_rx_queue *rxq, struct sk_buff *skb,
  * revision-1 completion has no MSS: the device's segments were at most
  * MTU sized, so the MSS is the MTU less the IP and TCP headers.
  */
-static void vx3_rx_hw_gro(struct vx3_rx_queue *rxq, struct sk_buff *skb)
+static void vx3_rx_hw_gro(struct vx3_rx_queue *rxq, struct sk_buff *skb,
+			  unsigned int frame_len)
 {
 	unsigned int nhlen, thlen, payload, mss;
 	const struct tcphdr *th;
@@ -396,7 +397,7 @@ static void vx3_rx_hw_gro(struct vx3_rx_queue *rxq, struct sk_buff *skb)
 
 	u64_stats_update_begin(&rxq->stats.syncp);
 	rxq->stats.hw_gro_packets++;
-	rxq->stats.hw_gro_bytes += skb->len;
+	rxq->stats.hw_gro_bytes += frame_len;
 	rxq->stats.hw_gro_segs += skb_shinfo(skb)->gso_segs;
 	u64_stats_update_end(&rxq->stats.syncp);
 }
@@ -405,8 +406,10 @@ static void vx3_rx_deliver(struct vx3_rx_queue *rxq, struct sk_buff *skb,
 			   u32 w0, u32 w2, u32 w3)
 {
 	struct net_device *netdev = rxq->netdev;
+	unsigned int frame_len = skb->len;
 	bool csum_ok;
 
+	/* Byte counters count the frame from its Ethernet header on */
 	skb->protocol = eth_type_trans(skb, netdev);
 
 	csum_ok = (netdev->features & NETIF_F_RXCSUM) &&
@@ -422,13 +425,13 @@ static void vx3_rx_deliver(struct vx3_rx_queue *rxq, struct sk_buff *skb,
 				       FIELD_GET(VX3_RXC_TCI, w2));
 
 	if (csum_ok && skb->len > rxq->mtu && (w3 & VX3_RXC_TCP))
-		vx3_rx_hw_gro(rxq, skb);
+		vx3_rx_hw_gro(rxq, skb, frame_len);
 
 	skb_record_rx_queue(skb, rxq->qid);
 
 	u64_stats_update_begin(&rxq->stats.syncp);
 	rxq->stats.packets++;
-	rxq->stats.bytes += skb->len;
+	rxq->stats.bytes += frame_len;
 	if (csum_ok)
 		rxq->stats.csum_unnecessary++;
 	else
