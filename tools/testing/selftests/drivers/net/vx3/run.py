@@ -15,7 +15,6 @@ import argparse
 import importlib.util
 import inspect
 import os
-import signal
 import subprocess
 import sys
 import time

@@ -127,7 +127,7 @@ def _forward(ctx, v6, mtu, tso, in_mtu=None, mss=None, size=PAYLOAD,
     gro=False turns vx3's rx-gro-hw off on the ingress NIC for the case.
     """
     vm = ctx.vm
-    ing, eg = ctx.ifname(1), ctx.ifname(2)
+    ing = ctx.ifname(1)
     if ctx.driver == "vx3" and not gro:
         vm.check(f"ethtool -K {ing} rx-gro-hw off")
         try:

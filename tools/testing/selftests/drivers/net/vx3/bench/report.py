@@ -98,10 +98,10 @@ def rx_section(rows, par, secs, reps):
         for num, den, what in (("bskb", "copy", "build_skb / copy"),
                                ("bskb", "vmxnet3", "vx3 build_skb / vmxnet3"),
                                ("copy", "vmxnet3", "vx3 copy / vmxnet3")):
-            out.append(f"  {what:26} vCPU-s/GB "
-                       f"{fmt(ratio_stat(rows, 'vcpu_s_per_gb', num, den, **sel), 2, 20)}"
-                       f" Gbit/s "
-                       f"{fmt(ratio_stat(rows, 'gbps', num, den, **sel), 2)}")
+            cost = ratio_stat(rows, "vcpu_s_per_gb", num, den, **sel)
+            rate = ratio_stat(rows, "gbps", num, den, **sel)
+            out.append(f"  {what:26} vCPU-s/GB {fmt(cost, 2, 20)} "
+                       f"Gbit/s {fmt(rate, 2)}")
     return out
 
 
@@ -117,9 +117,10 @@ def tx_section(rows, par, secs, reps):
                    f"{fmt(stat(rs, 'vcpu_s_per_gb'), 2, 24)}"
                    f"{fmt(stat(rs, 'io_s_per_gb'), 2, 22)}"
                    f"{fmt(stat(rs, 'mp_soft'), 2)}{busy_mark(rs)}")
-    out.append(f"  {'vx3 / vmxnet3':19}vCPU-s/GB "
-               f"{fmt(ratio_stat(rows, 'vcpu_s_per_gb', 'vx3', 'vmxnet3', exp='tx'), 2, 20)}"
-               f" Gbit/s {fmt(ratio_stat(rows, 'gbps', 'vx3', 'vmxnet3', exp='tx'), 2)}")
+    cost = ratio_stat(rows, "vcpu_s_per_gb", "vx3", "vmxnet3", exp="tx")
+    rate = ratio_stat(rows, "gbps", "vx3", "vmxnet3", exp="tx")
+    out.append(f"  {'vx3 / vmxnet3':19}vCPU-s/GB {fmt(cost, 2, 20)} "
+               f"Gbit/s {fmt(rate, 2)}")
     return out
 
 
@@ -144,10 +145,11 @@ def fwd_section(rows, secs, reps):
                    f"{fmt(stat(rs, 'io_s_per_mpkt'), 1)}{busy_mark(rs)}")
     for num, what in (("vx3", "vx3 (256) / vmxnet3"),
                       ("bskb", "vx3 build_skb / vmxnet3")):
-        out.append(f"  {what:26} forwarded pps "
-                   f"{fmt(ratio_stat(rows, 'fwd_pps', num, 'vmxnet3', exp='fwd'), 2, 18)}"
-                   f" vCPU-s/Mpkt "
-                   f"{fmt(ratio_stat(rows, 'vcpu_s_per_mpkt', num, 'vmxnet3', exp='fwd'), 2)}")
+        rate = ratio_stat(rows, "fwd_pps", num, "vmxnet3", exp="fwd")
+        cost = ratio_stat(rows, "vcpu_s_per_mpkt", num, "vmxnet3",
+                          exp="fwd")
+        out.append(f"  {what:26} forwarded pps {fmt(rate, 2, 18)} "
+                   f"vCPU-s/Mpkt {fmt(cost, 2)}")
     return out
 
 
@@ -327,7 +329,7 @@ def write_summary_csv(path, rows):
                                [f"{x:.6g}" for x in s])
 
 
-# --- chart ---------------------------------------------------------------------
+# --- chart -------------------------------------------------------------------
 def _panel(path, clusters, series, title, ylabel, nd):
     """gnuplot commands for one clustered histogram with min-max bars and
     the median printed on each bar; its data goes to path.
@@ -450,7 +452,8 @@ def markdown(text, env, args):
     md = ["# vx3 performance", "",
           "Produced by `make bench` (tools/testing/selftests/drivers/net/vx3/"
           "bench/bench.py). Reproduce with:", "",
-          "```", f"{cmd}", f"# = {env.get('command', '')}", "```", "",
+          "```", f"{cmd}", f"# runs {env.get('command', 'bench.py')}",
+          "```", "",
           "Environment:", ""]
     md += [f"- {k}: {v}" for k, v in env.items() if k != "command"]
     md += ["", "```"] + text + ["```", "",

@@ -451,15 +451,6 @@ def udp_integrity(ctx, rx, count, lo, hi, pps, v6=False, port=5501,
     return r
 
 
-def expect_fails(ctx, cmd, what):
-    """Run a guest command that must be refused with an error message."""
-    rc, out = ctx.vm.run(cmd)
-    ctx.expect(rc != 0, f"{what}: `{cmd}` succeeded:\n{out}")
-    ctx.expect(out.strip(), f"{what}: `{cmd}` failed (rc={rc}) without "
-               f"an error message")
-    return out
-
-
 def guest_ok(ctx, cmd, timeout=60):
     """vm.check with the command in the assertion message."""
     try:
