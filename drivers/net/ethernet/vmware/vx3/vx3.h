@@ -364,6 +364,7 @@ struct vx3_hw_stats {
  * @active: the device is activated
  * @link_speed: link speed from the device, Mb/s
  * @active_vlans: VLAN IDs the stack asked for
+ * @vlan_filter: the device drops VLAN IDs not in @active_vlans
  * @reset_work: resets the device from process context
  * @resets: number of resets performed
  * @base: counters of freed queues
@@ -390,6 +391,7 @@ struct vx3_priv {
 	bool active;
 	u32 link_speed;
 	unsigned long active_vlans[BITS_TO_LONGS(VLAN_N_VID)];
+	bool vlan_filter;
 	struct work_struct reset_work;
 	u64 resets;
 	struct vx3_base_stats base;

@@ -35,8 +35,7 @@ u64 vx3_upt_features(netdev_features_t features)
 }
 
 /* Caller holds cmd_lock */
-static void vx3_write_vlan_table(struct vx3_priv *priv,
-				 netdev_features_t features)
+static void vx3_write_vlan_table(struct vx3_priv *priv)
 {
 	__le32 *vf = priv->shared->vf_table;
 	u32 i;
@@ -44,7 +43,7 @@ static void vx3_write_vlan_table(struct vx3_priv *priv,
 	for (i = 0; i < VX3_VF_TABLE_WORDS; i++) {
 		u32 word = U32_MAX;
 
-		if (features & NETIF_F_HW_VLAN_CTAG_FILTER)
+		if (priv->vlan_filter)
 			word = bitmap_read(priv->active_vlans, i * 32, 32);
 		vf[i] = cpu_to_le32(word);
 	}
@@ -83,7 +82,7 @@ void vx3_write_rx_filters(struct vx3_priv *priv)
 	spin_lock_irqsave(&priv->cmd_lock, flags);
 	priv->shared->mf_table_len = cpu_to_le16(n * ETH_ALEN);
 	priv->shared->rx_mode = cpu_to_le32(mode);
-	vx3_write_vlan_table(priv, netdev->features);
+	vx3_write_vlan_table(priv);
 	if (priv->active) {
 		vx3_cmd_noread(priv, VX3_CMD_UPDATE_MAC_FILTERS);
 		vx3_cmd_noread(priv, VX3_CMD_UPDATE_RX_MODE);
@@ -104,7 +103,7 @@ static void vx3_vlan_filter_update(struct net_device *netdev, u16 vid,
 
 	assign_bit(vid, priv->active_vlans, add);
 	spin_lock_irqsave(&priv->cmd_lock, flags);
-	vx3_write_vlan_table(priv, netdev->features);
+	vx3_write_vlan_table(priv);
 	spin_unlock_irqrestore(&priv->cmd_lock, flags);
 }
 
@@ -146,8 +145,13 @@ static int vx3_set_features(struct net_device *netdev,
 		if (priv->active)
 			vx3_cmd_noread(priv, VX3_CMD_UPDATE_FEATURE);
 	}
-	if (changed & NETIF_F_HW_VLAN_CTAG_FILTER)
-		vx3_write_vlan_table(priv, features);
+	/* The core removes the VLAN IDs only after this returns, with the
+	 * old features still set: the table follows priv->vlan_filter.
+	 */
+	if (changed & NETIF_F_HW_VLAN_CTAG_FILTER) {
+		priv->vlan_filter = !!(features & NETIF_F_HW_VLAN_CTAG_FILTER);
+		vx3_write_vlan_table(priv);
+	}
 	spin_unlock_irqrestore(&priv->cmd_lock, flags);
 	return 0;
 }
@@ -569,5 +573,6 @@ struct net_device *vx3_alloc_netdev(struct pci_dev *pdev)
 	netdev->vlan_features = NETIF_F_SG | NETIF_F_IP_CSUM |
 				NETIF_F_IPV6_CSUM | NETIF_F_TSO |
 				NETIF_F_TSO6 | NETIF_F_HIGHDMA;
+	priv->vlan_filter = !!(netdev->features & NETIF_F_HW_VLAN_CTAG_FILTER);
 	return netdev;
 }
