@@ -4,6 +4,7 @@
  *
  *   vx3-udp send ADDR PORT COUNT MIN MAX SEED [PPS]
  *   vx3-udp recv PORT COUNT MIN MAX SEED IDLE_MS [GROUP]
+ *   vx3-udp hold-tstamp
  *
  * The sender sends COUNT datagrams, sequence numbers 0..COUNT-1. The size
  * of datagram n (MIN..MAX bytes, MIN >= 16) and its whole content are
@@ -22,6 +23,14 @@
  *
  * (bytes: payload bytes of good datagrams) and the first few problems;
  * it exits 1 if any datagram was corrupt or duplicated.
+ *
+ * hold-tstamp keeps one socket with SO_TIMESTAMP open until killed. The
+ * guest's /init runs it so that the kernel's netstamp_needed_key stays
+ * enabled: iperf's sockets would otherwise switch that static key on and
+ * off, and under QEMU's multi-threaded TCG the live code patching of a
+ * static key can hit a vCPU inside the patched receive path ("Oops:
+ * int3" in __netif_receive_skb_core), an emulator artefact that no
+ * driver causes.
  */
 
 #include <errno.h>
@@ -62,7 +71,8 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: vx3-udp send ADDR PORT COUNT MIN MAX SEED [PPS]\n"
-		"       vx3-udp recv PORT COUNT MIN MAX SEED IDLE_MS [GROUP]\n");
+		"       vx3-udp recv PORT COUNT MIN MAX SEED IDLE_MS [GROUP]\n"
+		"       vx3-udp hold-tstamp\n");
 	exit(2);
 }
 
@@ -345,6 +355,20 @@ static int do_recv(int argc, char **argv)
 	return corrupt || dup;
 }
 
+static int hold_tstamp(void)
+{
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+	int one = 1;
+
+	if (fd < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_TIMESTAMP, &one, sizeof(one))) {
+		perror("hold-tstamp");
+		return 1;
+	}
+	for (;;)
+		pause();
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2)
@@ -354,6 +378,8 @@ int main(int argc, char **argv)
 		return do_send(argc, argv);
 	if (!strcmp(argv[1], "recv"))
 		return do_recv(argc, argv);
+	if (!strcmp(argv[1], "hold-tstamp"))
+		return hold_tstamp();
 	usage();
 	return 2;
 }
