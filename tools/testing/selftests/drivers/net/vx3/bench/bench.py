@@ -65,7 +65,6 @@ FWD_PATHS = {
 TX_PATHS = {"vx3": ("vx3", "vx3"), "vmxnet3": ("vmxnet3", "vmxnet3")}
 FWD_DST = "198.18.2.3"	# behind peer 2; peer 2 does not forward: dropped
 IPERF_PORT = 5001
-TSTAMP_PORT = 5201	# guest loopback flow, see Bench.boot()
 
 
 def log(msg):
@@ -144,16 +143,6 @@ class Bench:
         # Forwarding stays off outside the forwarding experiment: turning
         # it on makes the stack disable NETIF_F_LRO (vmxnet3's HW GRO).
         self.fwd_off()
-        # The iperf server sets SO_TIMESTAMP on every connection, so each
-        # cell would flip the netstamp static key when its first socket
-        # opens and after its last one closed, patching netif_receive_skb
-        # while traffic flows. Under TCG another vCPU can then execute the
-        # transient int3 ("Oops: int3" at netif_receive_skb+0x28, seen in
-        # vmxnet3's RX path; every driver's is exposed). A 1 packet/s UDP
-        # iperf flow on the guest's loopback keeps one timestamping socket,
-        # and the key on, for the whole run.
-        self.vm.bg(f"iperf -s -u -p {TSTAMP_PORT} & exec iperf -u -c "
-                   f"127.0.0.1 -p {TSTAMP_PORT} -b 800 -l 100 -t 864000")
         # One receive server for the whole run; it outlives driver reloads.
         # The guest's iperf runs at nice 19 (here and for transmit): the
         # agent's commands, mpstat and the snapshots must not queue behind
@@ -629,6 +618,9 @@ class Bench:
             if "rx" in a_.exp:
                 for path in order:
                     self.profile("rx", path)
+                # The HW-GRO flow: vx3's path against vmxnet3's LRO
+                for path in ("bskb", "vmxnet3"):
+                    self.profile("rx", path, gro=True)
             if "fwd" in a_.exp:
                 for path in ("vx3", "bskb", "vmxnet3"):
                     self.profile("fwd", path)
@@ -730,7 +722,7 @@ def main():
     ap.add_argument("--busy-threshold", type=float, default=0.25,
                     help="flag windows with more other host load (cores)")
     ap.add_argument("--profile", action="store_true",
-                    help="add guest perf profiles (rx gro off, fwd)")
+                    help="add guest perf profiles (rx, fwd)")
     ap.add_argument("--profile-seconds", type=int, default=10)
     ap.add_argument("--smoke", action="store_true",
                     help="tooling check: 1 rep, 1 s windows, -P 8, no -P 1")
