@@ -30,6 +30,16 @@ else
 fi
 # 2. Static checks (on a private copy of the sources).
 TAP_START=2 scripts/vx3-static-check.sh 2>&1 | tee -a "$LOG"
+# The Python tooling (harness, tests, bench, series): pyflakes clean, so
+# that dead code and misspelt names do not wait for the path that uses them.
+n=$(($(grep -cE '^(not )?ok [0-9]+' "$LOG") + 1))
+if out=$(/usr/bin/python3 -m pyflakes scripts/vx3-series/*.py \
+	tools/testing/selftests/drivers/net/vx3 2>&1); then
+	echo "ok $n - static: pyflakes on the Python tooling" | tee -a "$LOG"
+else
+	echo "$out" | head -n 40 | sed 's/^/# /' | tee -a "$LOG"
+	echo "not ok $n - static: pyflakes on the Python tooling" | tee -a "$LOG"
+fi
 # The netdev patch series: make series, then NIPA's checks on every patch.
 n=$(($(grep -cE '^(not )?ok [0-9]+' "$LOG") + 1))
 if [ $# -gt 0 ]; then
