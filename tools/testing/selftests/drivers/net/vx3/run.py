@@ -90,6 +90,31 @@ def one_line(msg):
     return first[0][:150] if first else "failed"
 
 
+def start_vm(tap, vm, prefix):
+    """Boot vm; once more (a new VM) if the first boot died of the TCG
+    int3 artefact before any driver was loaded (lib.vm.tcg_boot_artefact).
+    The first console log is kept as console-boot1.log. Returns the VM
+    that booted."""
+    try:
+        vm.start()
+        return vm
+    except vmlib.VMError:
+        try:
+            with open(vm.console_log, errors="replace") as f:
+                text = f.read()
+        except OSError:
+            text = ""
+        if not vmlib.tcg_boot_artefact(text):
+            raise
+    os.replace(vm.console_log, os.path.join(vm.logdir, "console-boot1.log"))
+    tap.diag(f"{prefix}: boot died of the TCG int3 artefact before any "
+             f"driver was loaded (console-boot1.log); booting once more")
+    again = vmlib.VM(vm.kver, vm.initrd, nics=vm.nics, variant=vm.variant,
+                     logdir=vm.logdir, append=vm.extra_append)
+    again.start()
+    return again
+
+
 def run_file(tap, args, name, mod, cases, driver, variant, initrd, kv,
              have_vx3):
     prefix = f"{driver}.{variant}.{name}" if variant != "default" \
@@ -112,7 +137,7 @@ def run_file(tap, args, name, mod, cases, driver, variant, initrd, kv,
              f"{os.path.relpath(logdir, ROOT)})")
     try:
         try:
-            vm.start()
+            vm = start_vm(tap, vm, prefix)
         except vmlib.VMError as e:
             for c in cases:
                 tap.result(False, f"{prefix}.{c.__name__[5:]}",

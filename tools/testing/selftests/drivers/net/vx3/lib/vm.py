@@ -621,6 +621,21 @@ class VM:
 
 
 # --- dmesg / log scanning -------------------------------------------------------------
+def tcg_boot_artefact(console_text):
+    """True if the guest died at boot of QEMU's stale-TB int3 artefact.
+
+    Under multi-threaded TCG a vCPU can execute the int3 of a kernel
+    text_poke_bp() (static keys, alternatives) after the patch finished:
+    "Oops: int3". At boot, before any network driver is loaded, that can
+    only be the emulator; a test may boot such a guest once more. A crash
+    with vx3 or vmxnet3 loaded never qualifies.
+    """
+    if "Oops: int3" not in console_text:
+        return False
+    mods = re.findall(r"Modules linked in:(.*)", console_text)
+    return not any(re.search(r"\b(vx3|vmxnet3)\b", m) for m in mods)
+
+
 BAD_DMESG = [
     r"BUG:", r"WARNING:", r"Oops", r"Call Trace", r"KFENCE",
     r"BUG \S+ \(", r"Redzone", r"Object padding", r"Padding overwritten",
