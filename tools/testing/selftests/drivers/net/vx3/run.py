@@ -31,14 +31,6 @@ DRIVERS = ("vmxnet3", "vx3")
 VX3_KO = os.path.join(ROOT, "drivers/net/ethernet/vmware/vx3/vx3.ko")
 
 
-def kver():
-    v = os.environ.get("KVER")
-    if v:
-        return v
-    return subprocess.check_output([os.path.join(ROOT, "scripts/vx3-deps.sh"),
-                                    "--kver"], text=True).strip()
-
-
 def discover(filters):
     tests = []
     for fn in sorted(os.listdir(HERE)):
@@ -242,7 +234,7 @@ def main():
     # A file names the boot variants it runs in (VARIANTS, default
     # "default"); --variant overrides that for every file.
     variants = args.variant
-    kv = kver()
+    kv = vmlib.kver()
     os.makedirs(args.logdir, exist_ok=True)
     vmlib.reap_dead_runs()
 

@@ -17,6 +17,7 @@ asserted.
 import re
 import time
 
+from lib.test import iperf_peer_to_guest
 from lib.hwgro import (L2_MAX, agg_on, agg_state, delta, dev_stats, drops,
                        ethtool_stats, iperf_rate, make_payload, note,
                        send_to_guest, set_agg)
@@ -122,18 +123,7 @@ def _check_off(ctx, d_dev, d_eth):
 
 def _iperf(ctx, label):
     """Measure peer -> guest TCP throughput (printed, not asserted)."""
-    vm = ctx.vm
-    srv = vm.bg("exec iperf -s -p 5002")
-    try:
-        rc, _ = vm.run("for i in $(seq 50); do netstat -ltn | "
-                       "grep -q ':5002 ' && exit 0; sleep 0.1; done; exit 1")
-        ctx.expect(rc == 0, "guest iperf server did not start")
-        rc, out = vm.peer(1, f"iperf -c {vm.guest_ip4(1)} -p 5002 "
-                             f"-t {IPERF_SECONDS} -y C",
-                          timeout=IPERF_SECONDS + 60)
-    finally:
-        srv.stop()
-    ctx.expect(rc == 0, f"peer iperf client failed (rc={rc}):\n{out}")
+    out = iperf_peer_to_guest(ctx, IPERF_SECONDS)
     rate = iperf_rate(out)
     ctx.expect(rate > 0, f"iperf moved no data:\n{out}")
     note(f"{ctx.driver} iperf peer->guest {label}: {rate / 1e6:.0f} Mbit/s")

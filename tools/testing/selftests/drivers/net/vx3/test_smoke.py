@@ -4,7 +4,7 @@
 Asserts only that things work and bytes move, never timings.
 """
 
-from lib.test import iperf_bytes
+from lib.test import iperf_bytes, iperf_guest_to_peer, iperf_peer_to_guest
 
 NICS = 1
 # Also with every DMA bounced (swiotlb=force) and behind an IOMMU.
@@ -48,40 +48,15 @@ def test_ping6(ctx):
     _ping_both(ctx, "-6", vm.guest_ip6(1), vm.peer_ip6(1))
 
 
-def _wait_listen(run, port):
-    rc, out = run(f"for i in $(seq 50); do netstat -ltn 2>/dev/null | "
-                  f"grep -q ':{port} ' && exit 0; sleep 0.1; done; exit 1")
-    return rc == 0
-
-
 def test_iperf_tx(ctx):
     """Guest transmits to the peer (driver TX path)."""
-    vm = ctx.vm
-    srv = vm.peer_bg(1, "exec iperf -s -p 5001")
-    try:
-        ctx.expect(_wait_listen(lambda c: vm.peer(1, c), 5001),
-                   "peer iperf server did not start")
-        rc, out = vm.run(f"iperf -c {vm.peer_ip4(1)} -p 5001 "
-                         f"-t {IPERF_SECONDS} -y C", timeout=IPERF_SECONDS + 60)
-    finally:
-        srv.stop()
-    ctx.expect(rc == 0, f"guest iperf client failed (rc={rc}):\n{out}")
+    out = iperf_guest_to_peer(ctx, IPERF_SECONDS)
     n = iperf_bytes(out)
     ctx.expect(n > 0, f"guest -> peer TCP moved no bytes:\n{out}")
 
 
 def test_iperf_rx(ctx):
     """Peer transmits to the guest (driver RX path)."""
-    vm = ctx.vm
-    srv = vm.bg("exec iperf -s -p 5002")
-    try:
-        ctx.expect(_wait_listen(vm.run, 5002),
-                   "guest iperf server did not start")
-        rc, out = vm.peer(1, f"iperf -c {vm.guest_ip4(1)} -p 5002 "
-                          f"-t {IPERF_SECONDS} -y C",
-                          timeout=IPERF_SECONDS + 60)
-    finally:
-        srv.stop()
-    ctx.expect(rc == 0, f"peer iperf client failed (rc={rc}):\n{out}")
+    out = iperf_peer_to_guest(ctx, IPERF_SECONDS)
     n = iperf_bytes(out)
     ctx.expect(n > 0, f"peer -> guest TCP moved no bytes:\n{out}")

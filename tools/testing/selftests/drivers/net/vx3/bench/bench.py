@@ -71,14 +71,6 @@ def log(msg):
     print(f"# {msg}", flush=True)
 
 
-def kver():
-    v = os.environ.get("KVER")
-    if v:
-        return v
-    return subprocess.check_output([os.path.join(ROOT, "scripts/vx3-deps.sh"),
-                                    "--kver"], text=True).strip()
-
-
 def trafgen_cfg(dst_mac, src_mac, src_ip, dst_ip):
     """trafgen packet: 60-byte Ethernet/IPv4/UDP frame (64 with the FCS)."""
     def b(mac):
@@ -751,7 +743,7 @@ def main():
     os.makedirs(os.path.join(outdir, "vm"), exist_ok=True)
     vmlib._install_handlers()
     vmlib.reap_dead_runs()
-    kv = kver()
+    kv = vmlib.kver()
     # A private copy of the module: the tree's vx3.ko may be rebuilt (for
     # another kernel, too) while the benchmark runs.
     ko = os.path.join(outdir, "vm", "vx3.ko")

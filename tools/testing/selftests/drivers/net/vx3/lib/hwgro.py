@@ -7,12 +7,13 @@ Transfers move a random file over TCP and compare its SHA-256 at both
 ends; captures record the frame sizes a peer namespace receives.
 """
 
-import hashlib
 import os
 import re
 import signal
 import struct
 import time
+
+from lib.test import write_random
 
 # Driver -> (ethtool -K name, ethtool -k name) of the device's aggregation
 AGG_FEATURE = {
@@ -87,15 +88,9 @@ def make_payload(vm, size, name="payload"):
     every exit path.
     """
     path = os.path.join(vm.sockdir, name)
-    h = hashlib.sha256()
     with open(path, "wb") as f:
-        left = size
-        while left:
-            chunk = os.urandom(min(left, 1 << 20))
-            h.update(chunk)
-            f.write(chunk)
-            left -= len(chunk)
-    return path, h.hexdigest()
+        digest = write_random(f, size)
+    return path, digest
 
 
 def _wait_host_file(path, timeout):

@@ -11,7 +11,6 @@ NIC 1 is used throughout; its peer is the tap in namespace 1.
 """
 
 import functools
-import hashlib
 import json
 import os
 import shlex
@@ -19,7 +18,7 @@ import tempfile
 import threading
 import time
 
-from lib.test import Skip
+from lib.test import Skip, write_random
 from lib.vm import CmdFailed
 
 # Frame overhead of an ICMP echo: Ethernet + IP + ICMP header
@@ -345,13 +344,7 @@ def _tcp_rx(ctx, nbytes, v6, port):
     vm = ctx.vm
     gaddr = f"[{vm.guest_ip6(1)}]" if v6 else vm.guest_ip4(1)
     with tempfile.NamedTemporaryFile(prefix="vx3-rx-") as f:
-        h = hashlib.sha256()
-        left = nbytes
-        while left:
-            chunk = os.urandom(min(left, 1 << 20))
-            h.update(chunk)
-            f.write(chunk)
-            left -= len(chunk)
+        digest = write_random(f, nbytes)
         f.flush()
         job = vm.bg(f"rm -f /tmp/rx.sha; nc -l -p {port} | sha256sum "
                     f">/tmp/rx.sha.t && mv /tmp/rx.sha.t /tmp/rx.sha")
@@ -367,9 +360,9 @@ def _tcp_rx(ctx, nbytes, v6, port):
             job.stop()
     ctx.expect(rc == 0, "guest receiver did not finish")
     got = out.split()[0]
-    ctx.expect(got == h.hexdigest(),
+    ctx.expect(got == digest,
                f"peer -> guest TCP data corrupted ({nbytes} bytes, "
-               f"v{'6' if v6 else '4'}): sha256 {got} != {h.hexdigest()}")
+               f"v{'6' if v6 else '4'}): sha256 {got} != {digest}")
 
 
 def _tcp_tx(ctx, nbytes, v6, port):

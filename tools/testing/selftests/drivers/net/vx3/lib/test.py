@@ -2,6 +2,8 @@
 """Test-side helpers: context passed to every case, skips, timeouts."""
 
 import functools
+import hashlib
+import os
 import signal
 
 
@@ -104,3 +106,54 @@ def iperf_bytes(output):
         if len(f) >= 9 and f[7].isdigit():
             total = max(total, int(f[7]))
     return total
+
+
+def _wait_listen(run, port):
+    rc, _ = run(f"for i in $(seq 50); do netstat -ltn 2>/dev/null | "
+                f"grep -q ':{port} ' && exit 0; sleep 0.1; done; exit 1")
+    return rc == 0
+
+
+def iperf_guest_to_peer(ctx, seconds, port=5001):
+    """TCP from the guest to peer 1 for seconds; returns `iperf -y C`
+    client output after checking that the client succeeded."""
+    vm = ctx.vm
+    srv = vm.peer_bg(1, f"exec iperf -s -p {port}")
+    try:
+        ctx.expect(_wait_listen(lambda c: vm.peer(1, c), port),
+                   "peer iperf server did not start")
+        rc, out = vm.run(f"iperf -c {vm.peer_ip4(1)} -p {port} "
+                         f"-t {seconds} -y C", timeout=seconds + 60)
+    finally:
+        srv.stop()
+    ctx.expect(rc == 0, f"guest iperf client failed (rc={rc}):\n{out}")
+    return out
+
+
+def iperf_peer_to_guest(ctx, seconds, port=5002):
+    """TCP from peer 1 to the guest for seconds; returns `iperf -y C`
+    client output after checking that the client succeeded."""
+    vm = ctx.vm
+    srv = vm.bg(f"exec iperf -s -p {port}")
+    try:
+        ctx.expect(_wait_listen(vm.run, port),
+                   "guest iperf server did not start")
+        rc, out = vm.peer(1, f"iperf -c {vm.guest_ip4(1)} -p {port} "
+                          f"-t {seconds} -y C", timeout=seconds + 60)
+    finally:
+        srv.stop()
+    ctx.expect(rc == 0, f"peer iperf client failed (rc={rc}):\n{out}")
+    return out
+
+
+def write_random(f, nbytes):
+    """Write nbytes random bytes to the binary file f; returns their
+    SHA-256 in hex."""
+    h = hashlib.sha256()
+    left = nbytes
+    while left:
+        chunk = os.urandom(min(left, 1 << 20))
+        h.update(chunk)
+        f.write(chunk)
+        left -= len(chunk)
+    return h.hexdigest()

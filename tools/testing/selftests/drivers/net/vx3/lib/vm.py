@@ -53,6 +53,9 @@ VARIANTS = {
 }
 
 QEMU = "qemu-system-x86_64"
+# The repository root, seven levels above this file
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__),
+                                    "../../../../../../.."))
 RUN_DIR = "/run/vx3"		# run id -> owner pid, for reaping dead runs
 
 
@@ -621,6 +624,15 @@ class VM:
 
 
 # --- dmesg / log scanning -------------------------------------------------------------
+def kver():
+    """The guest kernel version: $KVER, else what vx3-deps.sh picks."""
+    v = os.environ.get("KVER")
+    if v:
+        return v
+    return subprocess.check_output([os.path.join(ROOT, "scripts/vx3-deps.sh"),
+                                    "--kver"], text=True).strip()
+
+
 def tcg_boot_artefact(console_text):
     """True if the guest died at boot of QEMU's stale-TB int3 artefact.
 
