@@ -28,7 +28,9 @@ from lib import vm as vmlib  # noqa: E402
 from lib.test import Ctx, Skip, CaseTimeout  # noqa: E402
 
 DRIVERS = ("vmxnet3", "vx3")
-VX3_KO = os.path.join(ROOT, "drivers/net/ethernet/vmware/vx3/vx3.ko")
+# VX3_KO=path tests another build of the module (e.g. an older one)
+VX3_KO = os.environ.get("VX3_KO") or \
+    os.path.join(ROOT, "drivers/net/ethernet/vmware/vx3/vx3.ko")
 
 
 def discover(filters):
@@ -239,7 +241,8 @@ def main():
     vmlib.reap_dead_runs()
 
     have_vx3 = os.path.isfile(VX3_KO)
-    initrd = os.path.join(ROOT, "build", f"initramfs-{kv}.cpio")
+    # One initramfs per log directory: concurrent runs use their own --logdir
+    initrd = os.path.join(args.logdir, f"initramfs-{kv}.cpio")
     subprocess.check_call([os.path.join(HERE, "mkinitramfs.sh"), kv, initrd]
                           + ([VX3_KO] if have_vx3 else []))
     if have_vx3:
