@@ -7,6 +7,7 @@
 #include <linux/netdevice.h>
 #include <linux/pci.h>
 #include <linux/spinlock.h>
+#include <linux/timer.h>
 #include <linux/u64_stats_sync.h>
 #include <linux/workqueue.h>
 
@@ -34,11 +35,17 @@
 #define VX3_RX_COPYBREAK_MAX		VX3_RXD_MAX_LEN
 #define VX3_RX_REFILL_BATCH		16
 
-/* Descriptors the largest skb can need: head and frags may each span
- * several 16 KiB descriptors.
+/* Descriptors the largest skb can need: the head and every frag may each
+ * end in a partial 16 KiB descriptor, and the whole packet (at most
+ * GSO_LEGACY_MAX_SIZE bytes: vx3 does not raise tso_max_size) fills the
+ * rest.
  */
-#define VX3_TX_DESC_NEEDED		(MAX_SKB_FRAGS + 4)
+#define VX3_TX_DESC_NEEDED \
+	(MAX_SKB_FRAGS + 1 + DIV_ROUND_UP(GSO_LEGACY_MAX_SIZE, VX3_TXD_MAX_LEN))
 #define VX3_TX_WAKE_THRESH		(2 * VX3_TX_DESC_NEEDED)
+
+/* An RX queue without head buffers is refilled again after this long */
+#define VX3_RX_REFILL_RETRY		msecs_to_jiffies(10)
 
 /**
  * vx3_ring_gen() - the generation bit of a ring position
@@ -80,39 +87,85 @@ struct vx3_cfg {
 	u32 mtu;
 };
 
+/* Counters are arrays of u64_stats_t indexed by these enums, so that
+ * readers, the base totals and ethtool -S can walk them without knowing
+ * each one by name.
+ */
+
+/* TX counters kept by the xmit path */
+enum vx3_tx_stat {
+	VX3_TXS_TSO,		/* TSO packets queued */
+	VX3_TXS_CSUM,		/* packets queued with checksum offload */
+	VX3_TXS_STOPS,		/* times the queue was stopped */
+	VX3_TXS_DOORBELLS,	/* TXPROD writes */
+	VX3_TXS_MAP_ERR,	/* packets dropped: DMA mapping failed */
+	VX3_TXS_DROPS,		/* packets dropped for other reasons */
+	VX3_TXS_NUM
+};
+
+/* TX counters kept by the completion path */
+enum vx3_txc_stat {
+	VX3_TXCS_PACKETS,	/* packets completed by the device */
+	VX3_TXCS_BYTES,		/* their bytes */
+	VX3_TXCS_WAKES,		/* times the queue was woken */
+	VX3_TXCS_BAD_COMP,	/* completions outside the posted window */
+	VX3_TXCS_NUM
+};
+
+/* RX counters, all kept in NAPI context */
+enum vx3_rx_stat {
+	VX3_RXS_PACKETS,	/* packets passed to the stack */
+	VX3_RXS_BYTES,		/* their bytes, Ethernet header included */
+	VX3_RXS_BUILD_SKB,	/* heads that became the skb */
+	VX3_RXS_COPIED,		/* heads copied into a new skb */
+	VX3_RXS_BODY_BUFS,	/* body buffers attached as frags */
+	VX3_RXS_LRO_PACKETS,	/* device aggregates passed up as GSO skbs */
+	VX3_RXS_LRO_SEGS,	/* TCP segments those carried */
+	VX3_RXS_LRO_BYTES,	/* bytes of those aggregates */
+	VX3_RXS_CSUM_OK,	/* packets whose checksum the device checked */
+	VX3_RXS_CSUM_NONE,	/* packets without one */
+	VX3_RXS_ALLOC_FAIL,	/* buffer or skb allocation failures */
+	VX3_RXS_SKIPPED,	/* descriptors the device passed over */
+	VX3_RXS_DROP_ERR,	/* packets the device marked as errored */
+	VX3_RXS_DROP_FRAGS,	/* packets with more buffers than skb frags */
+	VX3_RXS_DROP_OVERSIZE,	/* aggregates vx3 cannot describe as GSO */
+	VX3_RXS_DROP_BAD,	/* completions that broke the ring protocol */
+	VX3_RXS_DROP_NOMEM,	/* packets dropped for lack of an skb */
+	VX3_RXS_NUM
+};
+
+/* Room for a snapshot of any of the counter arrays */
+#define VX3_STATS_MAX			VX3_RXS_NUM
+static_assert((int)VX3_TXS_NUM <= (int)VX3_STATS_MAX &&
+	      (int)VX3_TXCS_NUM <= (int)VX3_STATS_MAX);
+
 /**
- * struct vx3_tx_stats - TX counters kept by the xmit path
- * @tso: TSO packets queued
- * @csum: packets queued with checksum offload
- * @stops: times the queue was stopped for lack of descriptors
- * @busy: packets returned busy to the stack
- * @map_err: packets dropped because DMA mapping failed
- * @drops: packets dropped before reaching the device
+ * struct vx3_tx_stats - TX counters of the xmit path
+ * @cnt: counters, indexed by enum vx3_tx_stat
  * @syncp: sync for 32-bit readers
  */
 struct vx3_tx_stats {
-	u64 tso;
-	u64 csum;
-	u64 stops;
-	u64 busy;
-	u64 map_err;
-	u64 drops;
+	u64_stats_t cnt[VX3_TXS_NUM];
 	struct u64_stats_sync syncp;
 };
 
 /**
- * struct vx3_tx_comp_stats - TX counters kept by the completion path
- * @packets: packets completed by the device
- * @bytes: bytes completed by the device
- * @wakes: times the queue was woken
- * @bad_comp: completions with an invalid index
+ * struct vx3_tx_comp_stats - TX counters of the completion path
+ * @cnt: counters, indexed by enum vx3_txc_stat
  * @syncp: sync for 32-bit readers
  */
 struct vx3_tx_comp_stats {
-	u64 packets;
-	u64 bytes;
-	u64 wakes;
-	u64 bad_comp;
+	u64_stats_t cnt[VX3_TXCS_NUM];
+	struct u64_stats_sync syncp;
+};
+
+/**
+ * struct vx3_rx_stats - RX counters
+ * @cnt: counters, indexed by enum vx3_rx_stat
+ * @syncp: sync for 32-bit readers
+ */
+struct vx3_rx_stats {
+	u64_stats_t cnt[VX3_RXS_NUM];
 	struct u64_stats_sync syncp;
 };
 
@@ -137,6 +190,7 @@ struct vx3_tx_buf {
  * @buf: per-descriptor driver state
  * @txq: the stack's queue
  * @dev: DMA device
+ * @qd: this queue's descriptor in the queue descriptor table
  * @doorbell: TXPROD register of this queue
  * @size: entries in @desc and @comp (power of two)
  * @head: descriptors produced (free running; xmit path)
@@ -154,6 +208,7 @@ struct vx3_tx_ring {
 	struct vx3_tx_buf *buf;
 	struct netdev_queue *txq;
 	struct device *dev;
+	struct vx3_tx_queue_desc *qd;
 	u8 __iomem *doorbell;
 	u32 size;
 	u32 head;
@@ -164,44 +219,6 @@ struct vx3_tx_ring {
 	dma_addr_t comp_dma;
 	struct vx3_tx_stats stats;
 	struct vx3_tx_comp_stats cstats;
-};
-
-/**
- * struct vx3_rx_stats - RX counters, all kept in NAPI context
- * @packets: packets passed to the stack
- * @bytes: bytes passed to the stack
- * @build_skb: packets whose head buffer became the skb (napi_build_skb)
- * @copied: packets whose head was copied into a new skb (rx-copybreak)
- * @body_bufs: body buffers attached as page frags
- * @hw_gro_packets: device aggregates passed up as GSO skbs
- * @hw_gro_bytes: bytes of those aggregates
- * @hw_gro_segs: TCP segments those aggregates carried
- * @csum_unnecessary: packets with a checksum verified by the device
- * @csum_none: packets without a verified checksum
- * @alloc_fail: buffer or skb allocation failures
- * @drop_err: packets the device marked as errored (truncated)
- * @drop_frags: packets with more buffers than an skb can hold
- * @drop_bad: completions that broke the ring protocol (triggers a reset)
- * @drop_nomem: packets dropped for lack of an skb
- * @syncp: sync for 32-bit readers
- */
-struct vx3_rx_stats {
-	u64 packets;
-	u64 bytes;
-	u64 build_skb;
-	u64 copied;
-	u64 body_bufs;
-	u64 hw_gro_packets;
-	u64 hw_gro_bytes;
-	u64 hw_gro_segs;
-	u64 csum_unnecessary;
-	u64 csum_none;
-	u64 alloc_fail;
-	u64 drop_err;
-	u64 drop_frags;
-	u64 drop_bad;
-	u64 drop_nomem;
-	struct u64_stats_sync syncp;
 };
 
 /**
@@ -224,6 +241,7 @@ struct vx3_rx_buf {
  * @buf_len: bytes the device may write into one buffer
  * @truesize: memory one buffer takes
  * @btype: VX3_RXD_BTYPE_HEAD or VX3_RXD_BTYPE_BODY
+ * @prod: RXPROD or RXPROD2 register of this ring
  * @desc_dma: DMA address of @desc
  */
 struct vx3_rx_ring {
@@ -235,6 +253,7 @@ struct vx3_rx_ring {
 	u32 buf_len;
 	u32 truesize;
 	u32 btype;
+	u8 __iomem *prod;
 	dma_addr_t desc_dma;
 };
 
@@ -247,6 +266,8 @@ struct vx3_rx_ring {
  * @comp_head: completions consumed (free running)
  * @comp_dma: DMA address of @comp
  * @pp: page_pool of this queue
+ * @qd: this queue's descriptor in the queue descriptor table
+ * @refill_timer: polls again when no head buffer could be posted
  * @priv: driver private data
  * @netdev: the net_device
  * @napi: NAPI context that polls this queue
@@ -264,6 +285,8 @@ struct vx3_rx_queue {
 	u32 comp_head;
 	dma_addr_t comp_dma;
 	struct page_pool *pp;
+	struct vx3_rx_queue_desc *qd;
+	struct timer_list refill_timer;
 	struct vx3_priv *priv;
 	struct net_device *netdev;
 	struct napi_struct *napi;
@@ -301,6 +324,7 @@ struct vx3_vector {
  * struct vx3_qset - every queue of one configuration
  * @cfg: the configuration it was allocated for
  * @num_vec: number of vectors (= TX queues)
+ * @qdesc_size: bytes allocated for @qdesc
  * @qdesc: queue descriptor table: TX queue descriptors, then RX
  * @qdesc_dma: DMA address of @qdesc
  * @vec: the vectors
@@ -308,6 +332,7 @@ struct vx3_vector {
 struct vx3_qset {
 	struct vx3_cfg cfg;
 	u32 num_vec;
+	size_t qdesc_size;
 	void *qdesc;
 	dma_addr_t qdesc_dma;
 	struct vx3_vector *vec[VX3_MAX_TX_QUEUES];
@@ -326,9 +351,9 @@ enum vx3_intr_mode {
  * @txc: TX totals (completion side)
  */
 struct vx3_base_stats {
-	struct vx3_rx_stats rx;
-	struct vx3_tx_stats tx;
-	struct vx3_tx_comp_stats txc;
+	u64 rx[VX3_RXS_NUM];
+	u64 tx[VX3_TXS_NUM];
+	u64 txc[VX3_TXCS_NUM];
 };
 
 /**
@@ -363,8 +388,9 @@ struct vx3_hw_stats {
  * @event_idx: interrupt index of device events
  * @active: the device is activated
  * @link_speed: link speed from the device, Mb/s
- * @active_vlans: VLAN IDs the stack asked for
- * @vlan_filter: the device drops VLAN IDs not in @active_vlans
+ * @active_vlans: 802.1Q VLAN IDs the stack asked for
+ * @active_svlans: 802.1ad VLAN IDs the stack asked for
+ * @vlan_filter: the device drops VLAN IDs in neither list
  * @reset_work: resets the device from process context
  * @resets: number of resets performed
  * @base: counters of freed queues
@@ -391,6 +417,7 @@ struct vx3_priv {
 	bool active;
 	u32 link_speed;
 	unsigned long active_vlans[BITS_TO_LONGS(VLAN_N_VID)];
+	unsigned long active_svlans[BITS_TO_LONGS(VLAN_N_VID)];
 	bool vlan_filter;
 	struct work_struct reset_work;
 	u64 resets;
@@ -401,24 +428,37 @@ struct vx3_priv {
 
 #define VX3_MF_TABLE_ENTRIES		64
 
-/* vx3_main.c */
+/* vx3_dev.c */
 u32 vx3_cmd(struct vx3_priv *priv, u32 cmd);
-void vx3_cmd_noread(struct vx3_priv *priv, u32 cmd);
 void vx3_irq_unmask(struct vx3_priv *priv, u8 idx);
+int vx3_dev_init(struct vx3_priv *priv);
+void vx3_read_perm_addr(struct vx3_priv *priv);
+void vx3_write_mac(struct vx3_priv *priv);
+void vx3_write_features(struct vx3_priv *priv, netdev_features_t features);
+void vx3_write_rx_filters(struct vx3_priv *priv);
+void vx3_write_vlan_filter(struct vx3_priv *priv);
+void vx3_write_queue_descs(struct vx3_priv *priv, struct vx3_qset *qs);
+int vx3_activate(struct vx3_priv *priv, struct vx3_qset *qs);
+void vx3_reset_dev(struct vx3_priv *priv);
+void vx3_read_hw_stats(struct vx3_priv *priv, struct vx3_qset *qs,
+		       struct vx3_hw_stats *hw);
+
+/* vx3_main.c */
 int vx3_up(struct vx3_priv *priv, struct vx3_qset *qs);
 void vx3_down(struct vx3_priv *priv, struct vx3_qset *qs);
 void vx3_schedule_reset(struct vx3_priv *priv);
-void vx3_read_hw_stats(struct vx3_priv *priv, struct vx3_qset *qs,
-		       struct vx3_hw_stats *hw);
 u32 vx3_max_txq(const struct vx3_priv *priv);
 
 /* vx3_netdev.c */
 struct net_device *vx3_alloc_netdev(struct pci_dev *pdev);
 int vx3_reconfigure(struct vx3_priv *priv, const struct vx3_cfg *cfg,
 		    struct netlink_ext_ack *extack);
-void vx3_write_rx_filters(struct vx3_priv *priv);
-u64 vx3_upt_features(netdev_features_t features);
 struct vx3_qset *vx3_swap_qset(struct vx3_priv *priv, struct vx3_qset *qs);
+int vx3_open_queues(struct vx3_priv *priv);
+void vx3_close_queues(struct vx3_priv *priv);
+void vx3_stats_fetch(const u64_stats_t *cnt,
+		     const struct u64_stats_sync *syncp, u64 *out,
+		     unsigned int n);
 
 /* vx3_napi.c */
 struct vx3_qset *vx3_alloc_qset(struct vx3_priv *priv,
@@ -431,7 +471,7 @@ void vx3_qset_drain(struct vx3_qset *qs);
 int vx3_tx_ring_alloc(struct vx3_priv *priv, struct vx3_tx_ring *tx,
 		      u16 qid, u32 size);
 void vx3_tx_ring_free(struct vx3_tx_ring *tx);
-void vx3_tx_ring_reset(struct vx3_tx_ring *tx);
+void vx3_tx_ring_reset(struct vx3_tx_ring *tx, struct vx3_tx_queue_desc *qd);
 void vx3_tx_ring_drain(struct vx3_tx_ring *tx);
 bool vx3_tx_clean(struct vx3_tx_ring *tx, int budget);
 netdev_tx_t vx3_start_xmit(struct sk_buff *skb, struct net_device *netdev);
@@ -441,7 +481,9 @@ int vx3_rx_queue_alloc(struct vx3_priv *priv, struct vx3_rx_queue *rxq,
 		       struct napi_struct *napi, u16 qid,
 		       const struct vx3_cfg *cfg);
 void vx3_rx_queue_free(struct vx3_rx_queue *rxq);
-int vx3_rx_queue_reset(struct vx3_rx_queue *rxq);
+int vx3_rx_queue_reset(struct vx3_rx_queue *rxq,
+		       struct vx3_rx_queue_desc *qd);
+void vx3_rx_queue_write_prod(struct vx3_rx_queue *rxq);
 void vx3_rx_queue_drain(struct vx3_rx_queue *rxq);
 void vx3_rx_queue_stop(struct vx3_rx_queue *rxq);
 int vx3_rx_clean(struct vx3_rx_queue *rxq, int budget, bool *bad);

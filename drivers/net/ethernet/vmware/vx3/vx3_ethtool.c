@@ -32,60 +32,53 @@ static u32 vx3_tx_ring_min(void)
 		     roundup_pow_of_two(VX3_TX_WAKE_THRESH + 1));
 }
 
-/**
- * struct vx3_stat_desc - one driver-specific counter of ethtool -S
- * @name: name without the queue prefix
- * @offset: offset of the u64 counter in its stats structure
+/* Driver-specific counters of ethtool -S, by index into the counter
+ * arrays. Standard counters (packets, bytes) are reported by
+ * ndo_get_stats64 and netdev_stat_ops and are deliberately absent here.
  */
-struct vx3_stat_desc {
-	const char *name;
-	size_t offset;
+static const char * const vx3_rx_stat_names[VX3_RXS_NUM] = {
+	[VX3_RXS_BUILD_SKB]	= "build_skb",
+	[VX3_RXS_COPIED]	= "copied",
+	[VX3_RXS_BODY_BUFS]	= "body_bufs",
+	[VX3_RXS_LRO_PACKETS]	= "lro_packets",
+	[VX3_RXS_LRO_SEGS]	= "lro_segs",
+	[VX3_RXS_LRO_BYTES]	= "lro_bytes",
+	[VX3_RXS_CSUM_OK]	= "csum_unnecessary",
+	[VX3_RXS_CSUM_NONE]	= "csum_none",
+	[VX3_RXS_ALLOC_FAIL]	= "alloc_fail",
+	[VX3_RXS_SKIPPED]	= "skipped",
+	[VX3_RXS_DROP_ERR]	= "drop_err",
+	[VX3_RXS_DROP_FRAGS]	= "drop_frags",
+	[VX3_RXS_DROP_OVERSIZE]	= "drop_oversize",
+	[VX3_RXS_DROP_BAD]	= "drop_bad",
+	[VX3_RXS_DROP_NOMEM]	= "drop_nomem",
 };
 
-#define VX3_STAT(_type, _field) {					\
-	.name = #_field,						\
-	.offset = offsetof(struct _type, _field),			\
-}
-
-/* Standard counters (packets, bytes) are reported by ndo_get_stats64 and
- * netdev_stat_ops and are deliberately absent here.
- */
-static const struct vx3_stat_desc vx3_rx_stats_desc[] = {
-	VX3_STAT(vx3_rx_stats, build_skb),
-	VX3_STAT(vx3_rx_stats, copied),
-	VX3_STAT(vx3_rx_stats, body_bufs),
-	VX3_STAT(vx3_rx_stats, hw_gro_packets),
-	VX3_STAT(vx3_rx_stats, hw_gro_segs),
-	VX3_STAT(vx3_rx_stats, hw_gro_bytes),
-	VX3_STAT(vx3_rx_stats, csum_unnecessary),
-	VX3_STAT(vx3_rx_stats, csum_none),
-	VX3_STAT(vx3_rx_stats, alloc_fail),
-	VX3_STAT(vx3_rx_stats, drop_err),
-	VX3_STAT(vx3_rx_stats, drop_frags),
-	VX3_STAT(vx3_rx_stats, drop_bad),
-	VX3_STAT(vx3_rx_stats, drop_nomem),
+static const char * const vx3_tx_stat_names[VX3_TXS_NUM] = {
+	[VX3_TXS_TSO]		= "tso",
+	[VX3_TXS_CSUM]		= "csum",
+	[VX3_TXS_STOPS]		= "stops",
+	[VX3_TXS_DOORBELLS]	= "doorbells",
+	[VX3_TXS_MAP_ERR]	= "map_err",
+	[VX3_TXS_DROPS]		= "drops",
 };
 
-/* TX counters of the xmit path (tx->stats) */
-static const struct vx3_stat_desc vx3_tx_stats_desc[] = {
-	VX3_STAT(vx3_tx_stats, tso),
-	VX3_STAT(vx3_tx_stats, csum),
-	VX3_STAT(vx3_tx_stats, stops),
-	VX3_STAT(vx3_tx_stats, busy),
-	VX3_STAT(vx3_tx_stats, map_err),
-	VX3_STAT(vx3_tx_stats, drops),
+static const char * const vx3_txc_stat_names[VX3_TXCS_NUM] = {
+	[VX3_TXCS_WAKES]	= "wakes",
+	[VX3_TXCS_BAD_COMP]	= "bad_comp",
 };
 
-/* TX counters of the completion path (tx->cstats) */
-static const struct vx3_stat_desc vx3_txc_stats_desc[] = {
-	VX3_STAT(vx3_tx_comp_stats, wakes),
-	VX3_STAT(vx3_tx_comp_stats, bad_comp),
-};
-
-#define VX3_RX_NSTATS	ARRAY_SIZE(vx3_rx_stats_desc)
-#define VX3_TX_NSTATS	(ARRAY_SIZE(vx3_tx_stats_desc) + \
-			 ARRAY_SIZE(vx3_txc_stats_desc))
 #define VX3_DEV_NSTATS	1	/* resets */
+
+/* Entries of @names that ethtool -S lists */
+static u32 vx3_stat_count(const char * const *names, u32 n)
+{
+	u32 i, count = 0;
+
+	for (i = 0; i < n; i++)
+		count += !!names[i];
+	return count;
+}
 
 /* The ethtool core calls get_sset_count, get_strings and get_ethtool_stats
  * with rtnl held, and sizes its buffer from get_sset_count under the same
@@ -189,28 +182,25 @@ static int vx3_set_ringparam(struct net_device *netdev,
 	u32 tx_min = vx3_tx_ring_min();
 	struct vx3_cfg cfg = priv->cfg;
 
-	if (ring->rx_mini_pending) {
-		NL_SET_ERR_MSG_MOD(extack, "rx-mini ring is not supported");
+	/* The core has checked the maxima reported by vx3_get_ringparam()
+	 * (and rx-mini, whose maximum is 0); the minima are vx3's.
+	 */
+	if (ring->rx_pending < VX3_RING_MIN) {
+		NL_SET_ERR_MSG_FMT_MOD(extack,
+				       "rx ring size must be at least %u",
+				       VX3_RING_MIN);
 		return -EINVAL;
 	}
-	if (ring->rx_pending < VX3_RING_MIN ||
-	    ring->rx_pending > VX3_RX_RING_MAX) {
+	if (ring->rx_jumbo_pending < VX3_RING_MIN) {
 		NL_SET_ERR_MSG_FMT_MOD(extack,
-				       "rx ring size must be %u to %u",
-				       VX3_RING_MIN, VX3_RX_RING_MAX);
+				       "rx-jumbo ring size must be at least %u",
+				       VX3_RING_MIN);
 		return -EINVAL;
 	}
-	if (ring->rx_jumbo_pending < VX3_RING_MIN ||
-	    ring->rx_jumbo_pending > VX3_RX_RING_MAX) {
+	if (ring->tx_pending < tx_min) {
 		NL_SET_ERR_MSG_FMT_MOD(extack,
-				       "rx-jumbo ring size must be %u to %u",
-				       VX3_RING_MIN, VX3_RX_RING_MAX);
-		return -EINVAL;
-	}
-	if (ring->tx_pending < tx_min || ring->tx_pending > VX3_TX_RING_MAX) {
-		NL_SET_ERR_MSG_FMT_MOD(extack,
-				       "tx ring size must be %u to %u",
-				       tx_min, VX3_TX_RING_MAX);
+				       "tx ring size must be at least %u",
+				       tx_min);
 		return -EINVAL;
 	}
 
@@ -250,13 +240,9 @@ static int vx3_set_channels(struct net_device *netdev,
 	struct vx3_cfg cfg = priv->cfg;
 
 	/* The core has checked the counts against the maxima reported by
-	 * vx3_get_channels() and given the reason in extack; this op gets
-	 * no extack of its own.
+	 * vx3_get_channels() (one combined channel, no rx or other ones) and
+	 * refused a configuration without RX, with the reason in extack.
 	 */
-	if (ch->combined_count != 1 || ch->rx_count || ch->other_count ||
-	    ch->tx_count > vx3_max_txq(priv) - 1)
-		return -EINVAL;
-
 	cfg.num_txq = ch->tx_count + 1;
 	if (cfg.num_txq == priv->cfg.num_txq)
 		return 0;
@@ -305,17 +291,22 @@ static int vx3_get_sset_count(struct net_device *netdev, int sset)
 	if (sset != ETH_SS_STATS)
 		return -EOPNOTSUPP;
 
-	return VX3_ETHTOOL_NUM_RXQ * VX3_RX_NSTATS +
-	       vx3_stats_num_txq(priv) * VX3_TX_NSTATS + VX3_DEV_NSTATS;
+	return VX3_ETHTOOL_NUM_RXQ *
+	       vx3_stat_count(vx3_rx_stat_names, VX3_RXS_NUM) +
+	       vx3_stats_num_txq(priv) *
+	       (vx3_stat_count(vx3_tx_stat_names, VX3_TXS_NUM) +
+		vx3_stat_count(vx3_txc_stat_names, VX3_TXCS_NUM)) +
+	       VX3_DEV_NSTATS;
 }
 
 static void vx3_put_stat_names(u8 **data, const char *dir, u32 q,
-			       const struct vx3_stat_desc *desc, u32 n)
+			       const char * const *names, u32 n)
 {
 	u32 i;
 
 	for (i = 0; i < n; i++)
-		ethtool_sprintf(data, "%s%u_%s", dir, q, desc[i].name);
+		if (names[i])
+			ethtool_sprintf(data, "%s%u_%s", dir, q, names[i]);
 }
 
 static void vx3_get_strings(struct net_device *netdev, u32 sset, u8 *data)
@@ -327,44 +318,35 @@ static void vx3_get_strings(struct net_device *netdev, u32 sset, u8 *data)
 		return;
 
 	for (q = 0; q < VX3_ETHTOOL_NUM_RXQ; q++)
-		vx3_put_stat_names(&data, "rx", q, vx3_rx_stats_desc,
-				   ARRAY_SIZE(vx3_rx_stats_desc));
+		vx3_put_stat_names(&data, "rx", q, vx3_rx_stat_names,
+				   VX3_RXS_NUM);
 
 	num_txq = vx3_stats_num_txq(priv);
 	for (q = 0; q < num_txq; q++) {
-		vx3_put_stat_names(&data, "tx", q, vx3_tx_stats_desc,
-				   ARRAY_SIZE(vx3_tx_stats_desc));
-		vx3_put_stat_names(&data, "tx", q, vx3_txc_stats_desc,
-				   ARRAY_SIZE(vx3_txc_stats_desc));
+		vx3_put_stat_names(&data, "tx", q, vx3_tx_stat_names,
+				   VX3_TXS_NUM);
+		vx3_put_stat_names(&data, "tx", q, vx3_txc_stat_names,
+				   VX3_TXCS_NUM);
 	}
 
 	ethtool_puts(&data, "resets");
 }
 
-/* Copy the counters listed in @desc out of @stats, a structure guarded by
- * @syncp; a NULL @stats (queue not allocated) reads as zeros.
+/* Copy the listed counters of @cnt, guarded by @syncp; NULL counters
+ * (queue not allocated) read as zeros.
  */
-static void vx3_read_stats(u64 **data, const void *stats,
-			   const struct u64_stats_sync *syncp,
-			   const struct vx3_stat_desc *desc, u32 n)
+static void vx3_put_stats(u64 **data, const u64_stats_t *cnt,
+			  const struct u64_stats_sync *syncp,
+			  const char * const *names, u32 n)
 {
-	const u8 *base = stats;
-	unsigned int start;
-	u64 *out = *data;
+	u64 val[VX3_STATS_MAX] = {};
 	u32 i;
 
-	*data += n;
-
-	if (!stats) {
-		memset(out, 0, n * sizeof(*out));
-		return;
-	}
-
-	do {
-		start = u64_stats_fetch_begin(syncp);
-		for (i = 0; i < n; i++)
-			out[i] = *(const u64 *)(base + desc[i].offset);
-	} while (u64_stats_fetch_retry(syncp, start));
+	if (cnt)
+		vx3_stats_fetch(cnt, syncp, val, n);
+	for (i = 0; i < n; i++)
+		if (names[i])
+			*(*data)++ = val[i];
 }
 
 static void vx3_get_ethtool_stats(struct net_device *netdev,
@@ -377,21 +359,19 @@ static void vx3_get_ethtool_stats(struct net_device *netdev,
 	u32 num_txq, q;
 
 	rxq = vx3_stats_rxq(qs);
-	vx3_read_stats(&data, rxq ? &rxq->stats : NULL,
-		       rxq ? &rxq->stats.syncp : NULL,
-		       vx3_rx_stats_desc, ARRAY_SIZE(vx3_rx_stats_desc));
+	vx3_put_stats(&data, rxq ? rxq->stats.cnt : NULL,
+		      rxq ? &rxq->stats.syncp : NULL, vx3_rx_stat_names,
+		      VX3_RXS_NUM);
 
 	num_txq = vx3_stats_num_txq(priv);
 	for (q = 0; q < num_txq; q++) {
 		tx = vx3_stats_txq(qs, q);
-		vx3_read_stats(&data, tx ? &tx->stats : NULL,
-			       tx ? &tx->stats.syncp : NULL,
-			       vx3_tx_stats_desc,
-			       ARRAY_SIZE(vx3_tx_stats_desc));
-		vx3_read_stats(&data, tx ? &tx->cstats : NULL,
-			       tx ? &tx->cstats.syncp : NULL,
-			       vx3_txc_stats_desc,
-			       ARRAY_SIZE(vx3_txc_stats_desc));
+		vx3_put_stats(&data, tx ? tx->stats.cnt : NULL,
+			      tx ? &tx->stats.syncp : NULL,
+			      vx3_tx_stat_names, VX3_TXS_NUM);
+		vx3_put_stats(&data, tx ? tx->cstats.cnt : NULL,
+			      tx ? &tx->cstats.syncp : NULL,
+			      vx3_txc_stat_names, VX3_TXCS_NUM);
 	}
 
 	/* Bumped by the reset work, under rtnl like this read */

@@ -14,8 +14,6 @@
 #include <linux/stddef.h>
 #include <linux/types.h>
 
-#define PCI_DEVICE_ID_VMWARE_VMXNET3	0x07b0
-
 /* BAR0 ("PT") registers: 32-bit, on an 8-byte stride */
 #define VX3_BAR0			0
 #define VX3_REG_IMR(i)			(0x000 + 8 * (i))
@@ -181,8 +179,8 @@ static_assert(sizeof(struct vx3_shared) == 0x2d0);
 
 /**
  * struct vx3_tx_queue_desc - TX queue descriptor (256 bytes)
- * @num_deferred: packets queued since the last doorbell, unused
- * @threshold: doorbell threshold, written by the device
+ * @num_deferred: packets published since the last TXPROD write
+ * @threshold: the device wants TXPROD once @num_deferred reaches this
  * @rsvd0: reserved
  * @ring_pa: DMA address of the TX descriptor ring
  * @data_ring_pa: TX data ring, unused in revision 1
@@ -235,7 +233,7 @@ enum vx3_hw_tx_stat {
 
 /**
  * struct vx3_rx_queue_desc - RX queue descriptor (256 bytes)
- * @update_prod: device asks for RXPROD writes, unused
+ * @update_prod: the device wants RXPROD/RXPROD2 writes when buffers are posted
  * @pad0: reserved
  * @rsvd0: reserved
  * @ring_pa: DMA addresses of RX ring 0 (head buffers) and 1 (body buffers)

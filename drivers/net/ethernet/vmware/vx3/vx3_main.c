@@ -6,53 +6,8 @@
 #include <linux/interrupt.h>
 #include <linux/module.h>
 #include <linux/pci.h>
-#include <linux/unaligned.h>
 
 #include "vx3.h"
-
-/**
- * vx3_cmd() - run a device command that returns a result
- * @priv: driver private data
- * @cmd: VX3_CMD_* code
- *
- * Return: the value the device reports for @cmd.
- */
-u32 vx3_cmd(struct vx3_priv *priv, u32 cmd)
-{
-	unsigned long flags;
-	u32 val;
-
-	spin_lock_irqsave(&priv->cmd_lock, flags);
-	writel(cmd, priv->bar1 + VX3_REG_CMD);
-	val = readl(priv->bar1 + VX3_REG_CMD);
-	spin_unlock_irqrestore(&priv->cmd_lock, flags);
-
-	return val;
-}
-
-/**
- * vx3_cmd_noread() - run a device command that has no result
- * @priv: driver private data
- * @cmd: VX3_CMD_* code
- *
- * The command register is not read back: some implementations complain
- * about reads after commands without a result. The caller holds cmd_lock.
- */
-void vx3_cmd_noread(struct vx3_priv *priv, u32 cmd)
-{
-	lockdep_assert_held(&priv->cmd_lock);
-	writel(cmd, priv->bar1 + VX3_REG_CMD);
-}
-
-/**
- * vx3_irq_unmask() - let the device raise an interrupt index again
- * @priv: driver private data
- * @idx: interrupt index
- */
-void vx3_irq_unmask(struct vx3_priv *priv, u8 idx)
-{
-	writel(0, priv->bar0 + VX3_REG_IMR(idx));
-}
 
 /**
  * vx3_max_txq() - the number of TX queues the interrupt setup allows
@@ -77,42 +32,6 @@ u32 vx3_max_txq(const struct vx3_priv *priv)
 void vx3_schedule_reset(struct vx3_priv *priv)
 {
 	schedule_work(&priv->reset_work);
-}
-
-/**
- * vx3_read_hw_stats() - device counters since the driver was loaded
- * @priv: driver private data
- * @qs: the running queue set, or NULL
- * @hw: filled with the counters of earlier activations plus, while the
- *	device is active, those of the current one
- */
-void vx3_read_hw_stats(struct vx3_priv *priv, struct vx3_qset *qs,
-		       struct vx3_hw_stats *hw)
-{
-	const struct vx3_tx_queue_desc *tqd;
-	const struct vx3_rx_queue_desc *rqd;
-	unsigned long flags;
-	u32 i;
-
-	*hw = priv->hw_base;
-	if (!qs)
-		return;
-	tqd = qs->qdesc;
-	rqd = (const struct vx3_rx_queue_desc *)&tqd[qs->num_vec];
-
-	spin_lock_irqsave(&priv->cmd_lock, flags);
-	if (priv->active) {
-		vx3_cmd_noread(priv, VX3_CMD_GET_STATS);
-		for (i = 0; i < qs->num_vec; i++) {
-			hw->tx_errors +=
-				le64_to_cpu(tqd[i].stats[VX3_HW_TX_ERRORS]);
-			hw->tx_discards +=
-				le64_to_cpu(tqd[i].stats[VX3_HW_TX_DISCARDS]);
-		}
-		hw->rx_out_of_buf +=
-			le64_to_cpu(rqd->stats[VX3_HW_RX_OUT_OF_BUF]);
-	}
-	spin_unlock_irqrestore(&priv->cmd_lock, flags);
 }
 
 static void vx3_update_link(struct vx3_priv *priv)
@@ -236,114 +155,6 @@ err_free:
 	return err;
 }
 
-static void vx3_write_queue_descs(struct vx3_priv *priv, struct vx3_qset *qs)
-{
-	struct vx3_tx_queue_desc *tqd = qs->qdesc;
-	struct vx3_rx_queue_desc *rqd;
-	u32 i, r;
-
-	memset(qs->qdesc, 0, vx3_qdesc_size(qs->num_vec));
-	for (i = 0; i < qs->num_vec; i++) {
-		struct vx3_tx_ring *tx = &qs->vec[i]->tx;
-
-		tqd[i].ring_pa = cpu_to_le64(tx->desc_dma);
-		tqd[i].comp_ring_pa = cpu_to_le64(tx->comp_dma);
-		tqd[i].ring_size = cpu_to_le32(tx->size);
-		tqd[i].comp_ring_size = cpu_to_le32(tx->size);
-		tqd[i].intr_idx = qs->vec[i]->intr_idx;
-	}
-
-	rqd = (struct vx3_rx_queue_desc *)&tqd[qs->num_vec];
-	for (r = 0; r < 2; r++) {
-		struct vx3_rx_queue *rxq = &qs->vec[0]->rx[0];
-
-		rqd->ring_pa[r] = cpu_to_le64(rxq->ring[r].desc_dma);
-		rqd->ring_size[r] = cpu_to_le32(rxq->ring[r].size);
-	}
-	rqd->comp_ring_pa = cpu_to_le64(qs->vec[0]->rx[0].comp_dma);
-	rqd->comp_ring_size = cpu_to_le32(qs->vec[0]->rx[0].comp_size);
-	rqd->intr_idx = qs->vec[0]->intr_idx;
-}
-
-static void vx3_write_shared(struct vx3_priv *priv, struct vx3_qset *qs)
-{
-	struct vx3_shared *sh = priv->shared;
-	unsigned long flags;
-	u32 gos;
-
-	gos = FIELD_PREP(VX3_GOS_BITS, IS_ENABLED(CONFIG_64BIT) ?
-			 VX3_GOS_BITS_64 : VX3_GOS_BITS_32) |
-	      FIELD_PREP(VX3_GOS_TYPE, VX3_GOS_TYPE_LINUX);
-
-	spin_lock_irqsave(&priv->cmd_lock, flags);
-	sh->magic = cpu_to_le32(VX3_SHARED_MAGIC);
-	sh->gos = cpu_to_le32(gos);
-	sh->rev_spt = cpu_to_le32(VX3_REV_1);
-	sh->upt_spt = cpu_to_le32(VX3_UPT_1);
-	sh->upt_features =
-		cpu_to_le64(vx3_upt_features(priv->netdev->features));
-	sh->queue_desc_pa = cpu_to_le64(qs->qdesc_dma);
-	sh->queue_desc_len = cpu_to_le32(vx3_qdesc_size(qs->num_vec));
-	sh->mtu = cpu_to_le32(qs->cfg.mtu);
-	sh->max_rx_sg = cpu_to_le16(VX3_RX_MAX_SG);
-	sh->num_tx_queues = qs->num_vec;
-	sh->num_rx_queues = 1;
-	sh->auto_mask = 1;
-	sh->num_intrs = priv->num_irqs;
-	sh->event_intr_idx = priv->event_idx;
-	sh->intr_ctrl = 0;
-	sh->mf_table_pa = cpu_to_le64(priv->mf_table_dma);
-	sh->ecr = 0;
-	spin_unlock_irqrestore(&priv->cmd_lock, flags);
-
-	/* The receive filters take the address list lock themselves */
-	netif_addr_lock_bh(priv->netdev);
-	vx3_write_rx_filters(priv);
-	netif_addr_unlock_bh(priv->netdev);
-}
-
-static int vx3_activate(struct vx3_priv *priv)
-{
-	const u8 *addr = priv->netdev->dev_addr;
-	unsigned long flags;
-	u32 ret;
-
-	/* Descriptor rings and DriverShared are written before the device
-	 * is told where they are.
-	 */
-	wmb();
-	spin_lock_irqsave(&priv->cmd_lock, flags);
-	writel(lower_32_bits(priv->shared_dma), priv->bar1 + VX3_REG_DSAL);
-	writel(upper_32_bits(priv->shared_dma), priv->bar1 + VX3_REG_DSAH);
-	writel(VX3_CMD_ACTIVATE_DEV, priv->bar1 + VX3_REG_CMD);
-	ret = readl(priv->bar1 + VX3_REG_CMD);
-	if (!ret) {
-		/* Activation restores the permanent address */
-		writel(get_unaligned_le32(addr), priv->bar1 + VX3_REG_MACL);
-		writel(get_unaligned_le16(addr + 4), priv->bar1 + VX3_REG_MACH);
-		priv->active = true;
-	}
-	spin_unlock_irqrestore(&priv->cmd_lock, flags);
-
-	if (ret) {
-		netdev_err(priv->netdev, "device refused activation (%#x)\n",
-			   ret);
-		return -EIO;
-	}
-	return 0;
-}
-
-static void vx3_reset_dev(struct vx3_priv *priv)
-{
-	unsigned long flags;
-
-	spin_lock_irqsave(&priv->cmd_lock, flags);
-	writel(VX3_CMD_QUIESCE_DEV, priv->bar1 + VX3_REG_CMD);
-	writel(VX3_CMD_RESET_DEV, priv->bar1 + VX3_REG_CMD);
-	priv->active = false;
-	spin_unlock_irqrestore(&priv->cmd_lock, flags);
-}
-
 /**
  * vx3_up() - start the device on a queue set
  * @priv: driver private data
@@ -358,6 +169,7 @@ int vx3_up(struct vx3_priv *priv, struct vx3_qset *qs)
 	int err;
 	u32 i;
 
+	vx3_write_queue_descs(priv, qs);
 	err = vx3_qset_reset(qs);
 	if (err)
 		return err;
@@ -370,11 +182,10 @@ int vx3_up(struct vx3_priv *priv, struct vx3_qset *qs)
 	if (err)
 		return err;
 
-	vx3_write_queue_descs(priv, qs);
-	vx3_write_shared(priv, qs);
-	err = vx3_activate(priv);
+	err = vx3_activate(priv, qs);
 	if (err)
 		goto err_irqs;
+	vx3_rx_queue_write_prod(&qs->vec[0]->rx[0]);
 
 	for (i = 0; i < qs->num_vec; i++) {
 		struct vx3_vector *vec = qs->vec[i];
@@ -393,7 +204,10 @@ int vx3_up(struct vx3_priv *priv, struct vx3_qset *qs)
 		vx3_irq_unmask(priv, priv->event_idx);
 
 	vx3_update_link(priv);
-	netif_tx_start_all_queues(netdev);
+	/* Wake, not just start: packets the qdisc held while the device
+	 * was reset or reconfigured go out without waiting for a new one.
+	 */
+	netif_tx_wake_all_queues(netdev);
 	return 0;
 
 err_irqs:
@@ -419,8 +233,6 @@ void vx3_down(struct vx3_priv *priv, struct vx3_qset *qs)
 	struct net_device *netdev = priv->netdev;
 	u32 i;
 
-	netif_carrier_off(netdev);
-
 	/* The device clears its counters at the next activation */
 	spin_lock_bh(&priv->stats_lock);
 	vx3_read_hw_stats(priv, qs, &priv->hw_base);
@@ -442,6 +254,8 @@ void vx3_down(struct vx3_priv *priv, struct vx3_qset *qs)
 	netif_tx_disable(netdev);
 	vx3_free_irqs(priv, qs, qs->num_vec,
 		      priv->intr_mode == VX3_INTR_MSIX);
+	/* No event interrupt can turn the carrier on again now */
+	netif_carrier_off(netdev);
 	vx3_qset_drain(qs);
 }
 
@@ -453,7 +267,8 @@ static void vx3_reset_task(struct work_struct *work)
 	int err;
 
 	rtnl_lock();
-	if (!netif_running(netdev) || !priv->qs)
+	if (!netif_running(netdev) || !netif_device_present(netdev) ||
+	    !priv->qs)
 		goto out;
 
 	netdev_warn(netdev, "resetting the device\n");
@@ -492,44 +307,6 @@ static int vx3_alloc_irqs(struct vx3_priv *priv)
 	return 0;
 }
 
-static int vx3_check_version(struct vx3_priv *priv)
-{
-	u32 rev = readl(priv->bar1 + VX3_REG_VRRS);
-	u32 upt = readl(priv->bar1 + VX3_REG_UVRS);
-
-	if (!(rev & VX3_REV_1) || !(upt & VX3_UPT_1)) {
-		dev_err(&priv->pdev->dev,
-			"device offers revision %#x, UPT %#x; need revision 1, UPT 1\n",
-			rev, upt);
-		return -ENODEV;
-	}
-	writel(VX3_REV_1, priv->bar1 + VX3_REG_VRRS);
-	writel(VX3_UPT_1, priv->bar1 + VX3_REG_UVRS);
-	return 0;
-}
-
-static void vx3_read_perm_addr(struct vx3_priv *priv)
-{
-	struct net_device *netdev = priv->netdev;
-	u8 addr[ETH_ALEN];
-	u32 lo, hi;
-
-	lo = vx3_cmd(priv, VX3_CMD_GET_PERM_MAC_LO);
-	hi = vx3_cmd(priv, VX3_CMD_GET_PERM_MAC_HI);
-	put_unaligned_le32(lo, addr);
-	put_unaligned_le16(hi, addr + 4);
-
-	if (!is_valid_ether_addr(addr)) {
-		dev_warn(&priv->pdev->dev,
-			 "invalid permanent address %pM, using a random one\n",
-			 addr);
-		eth_hw_addr_random(netdev);
-	} else {
-		eth_hw_addr_set(netdev, addr);
-	}
-	ether_addr_copy(netdev->perm_addr, netdev->dev_addr);
-}
-
 static int vx3_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 {
 	struct net_device *netdev;
@@ -562,37 +339,35 @@ static int vx3_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	/* Stop whatever firmware or a previous kernel left running before
 	 * the device may master the bus again.
 	 */
-	writel(VX3_CMD_RESET_DEV, priv->bar1 + VX3_REG_CMD);
-
-	err = dma_set_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(64));
+	err = vx3_dev_init(priv);
 	if (err)
-		err = dma_set_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(32));
+		goto err_free_netdev;
+
+	/* Every address the device takes is 64 bits wide */
+	err = dma_set_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(64));
 	if (err) {
 		dev_err(&pdev->dev, "no usable DMA configuration\n");
 		goto err_free_netdev;
 	}
 	pci_set_master(pdev);
 
-	err = vx3_check_version(priv);
-	if (err)
-		goto err_clear_master;
-
-	priv->shared = dma_alloc_coherent(&pdev->dev, sizeof(*priv->shared),
-					  &priv->shared_dma, GFP_KERNEL);
-	priv->mf_table = dma_alloc_coherent(&pdev->dev,
-					    VX3_MF_TABLE_ENTRIES * ETH_ALEN,
-					    &priv->mf_table_dma, GFP_KERNEL);
+	priv->shared = dmam_alloc_coherent(&pdev->dev, sizeof(*priv->shared),
+					   &priv->shared_dma, GFP_KERNEL);
+	priv->mf_table = dmam_alloc_coherent(&pdev->dev,
+					     VX3_MF_TABLE_ENTRIES * ETH_ALEN,
+					     &priv->mf_table_dma, GFP_KERNEL);
 	if (!priv->shared || !priv->mf_table) {
 		err = -ENOMEM;
-		goto err_free_dma;
+		goto err_clear_master;
 	}
 
 	vx3_read_perm_addr(priv);
 
+	/* Managed by pcim_enable_device(): freed when the driver unbinds */
 	err = vx3_alloc_irqs(priv);
 	if (err) {
 		dev_err(&pdev->dev, "cannot allocate interrupts: %d\n", err);
-		goto err_free_dma;
+		goto err_clear_master;
 	}
 	priv->cfg.num_txq = min_t(u32, vx3_max_txq(priv),
 				  netif_get_num_default_rss_queues());
@@ -602,7 +377,7 @@ static int vx3_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	err = register_netdev(netdev);
 	if (err) {
 		dev_err(&pdev->dev, "cannot register net device: %d\n", err);
-		goto err_free_irqs;
+		goto err_clear_master;
 	}
 
 	netdev_info(netdev, "VMXNET3 at %s, %pM, %s with %d vector(s)\n",
@@ -612,15 +387,6 @@ static int vx3_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		    priv->num_irqs);
 	return 0;
 
-err_free_irqs:
-	pci_free_irq_vectors(pdev);
-err_free_dma:
-	if (priv->mf_table)
-		dma_free_coherent(&pdev->dev, VX3_MF_TABLE_ENTRIES * ETH_ALEN,
-				  priv->mf_table, priv->mf_table_dma);
-	if (priv->shared)
-		dma_free_coherent(&pdev->dev, sizeof(*priv->shared),
-				  priv->shared, priv->shared_dma);
 err_clear_master:
 	pci_clear_master(pdev);
 err_free_netdev:
@@ -637,14 +403,57 @@ static void vx3_remove(struct pci_dev *pdev)
 	cancel_work_sync(&priv->reset_work);
 
 	writel(VX3_CMD_RESET_DEV, priv->bar1 + VX3_REG_CMD);
-	pci_free_irq_vectors(pdev);
-	dma_free_coherent(&pdev->dev, VX3_MF_TABLE_ENTRIES * ETH_ALEN,
-			  priv->mf_table, priv->mf_table_dma);
-	dma_free_coherent(&pdev->dev, sizeof(*priv->shared), priv->shared,
-			  priv->shared_dma);
 	pci_clear_master(pdev);
 	free_netdev(netdev);
 }
+
+/* Suspend, freeze and poweroff: the queues are freed as by a close; the
+ * device loses its state (S3 resets it), so nothing else is kept.
+ */
+static int vx3_suspend(struct device *dev)
+{
+	struct net_device *netdev = dev_get_drvdata(dev);
+	struct vx3_priv *priv = netdev_priv(netdev);
+
+	rtnl_lock();
+	netif_device_detach(netdev);
+	if (netif_running(netdev))
+		vx3_close_queues(priv);
+	rtnl_unlock();
+	cancel_work_sync(&priv->reset_work);
+
+	writel(VX3_CMD_RESET_DEV, priv->bar1 + VX3_REG_CMD);
+	return 0;
+}
+
+/* Resume, thaw and restore: PCI state is back (bus mastering, MSI-X); the
+ * device is set up from scratch and a running interface opened again.
+ */
+static int vx3_resume(struct device *dev)
+{
+	struct net_device *netdev = dev_get_drvdata(dev);
+	struct vx3_priv *priv = netdev_priv(netdev);
+	int err;
+
+	err = vx3_dev_init(priv);
+	if (err)
+		return err;
+
+	rtnl_lock();
+	if (netif_running(netdev)) {
+		err = vx3_open_queues(priv);
+		if (err) {
+			netdev_err(netdev, "cannot restart after resume (%d), closing\n",
+				   err);
+			dev_close(netdev);
+		}
+	}
+	netif_device_attach(netdev);
+	rtnl_unlock();
+	return 0;
+}
+
+static DEFINE_SIMPLE_DEV_PM_OPS(vx3_pm_ops, vx3_suspend, vx3_resume);
 
 static void vx3_shutdown(struct pci_dev *pdev)
 {
@@ -674,6 +483,7 @@ static struct pci_driver vx3_driver = {
 	.probe		= vx3_probe,
 	.remove		= vx3_remove,
 	.shutdown	= vx3_shutdown,
+	.driver.pm	= pm_sleep_ptr(&vx3_pm_ops),
 };
 module_pci_driver(vx3_driver);
 

@@ -40,15 +40,17 @@ static int vx3_poll(struct napi_struct *napi, int budget)
 	return work;
 }
 
-static void vx3_free_vector(struct vx3_vector *vec)
+/* The caller waits for an RCU grace period (synchronize_net()) between
+ * this and freeing the vector.
+ */
+static void vx3_free_vector_queues(struct vx3_vector *vec)
 {
 	u32 i;
 
 	for (i = 0; i < vec->num_rx; i++)
 		vx3_rx_queue_free(&vec->rx[i]);
 	vx3_tx_ring_free(&vec->tx);
-	netif_napi_del(&vec->napi);
-	kfree(vec);
+	__netif_napi_del(&vec->napi);
 }
 
 static struct vx3_vector *vx3_alloc_vector(struct vx3_priv *priv,
@@ -83,7 +85,9 @@ static struct vx3_vector *vx3_alloc_vector(struct vx3_priv *priv,
 	return vec;
 
 err_free:
-	vx3_free_vector(vec);
+	vx3_free_vector_queues(vec);
+	synchronize_net();
+	kfree(vec);
 	return NULL;
 }
 
@@ -99,10 +103,13 @@ void vx3_free_qset(struct vx3_priv *priv, struct vx3_qset *qs)
 	if (!qs)
 		return;
 	for (i = 0; i < qs->num_vec; i++)
-		vx3_free_vector(qs->vec[i]);
+		vx3_free_vector_queues(qs->vec[i]);
+	/* One grace period for every NAPI instance deleted above */
+	synchronize_net();
+	for (i = 0; i < qs->num_vec; i++)
+		kfree(qs->vec[i]);
 	if (qs->qdesc)
-		dma_free_coherent(&priv->pdev->dev,
-				  vx3_qdesc_size(qs->num_vec), qs->qdesc,
+		dma_free_coherent(&priv->pdev->dev, qs->qdesc_size, qs->qdesc,
 				  qs->qdesc_dma);
 	kfree(qs);
 }
@@ -125,7 +132,8 @@ struct vx3_qset *vx3_alloc_qset(struct vx3_priv *priv,
 		return NULL;
 	qs->cfg = *cfg;
 
-	qs->qdesc = dma_alloc_coherent(&priv->pdev->dev, vx3_qdesc_size(nvec),
+	qs->qdesc_size = vx3_qdesc_size(nvec);
+	qs->qdesc = dma_alloc_coherent(&priv->pdev->dev, qs->qdesc_size,
 				       &qs->qdesc_dma, GFP_KERNEL);
 	if (!qs->qdesc)
 		goto err_free;
@@ -145,19 +153,22 @@ err_free:
 
 /**
  * vx3_qset_reset() - prepare a queue set for activation
- * @qs: the queue set
+ * @qs: the queue set, its queue descriptors written
  *
  * Return: 0, or -ENOMEM if RX buffers could not be posted.
  */
 int vx3_qset_reset(struct vx3_qset *qs)
 {
+	struct vx3_tx_queue_desc *tqd = qs->qdesc;
+	struct vx3_rx_queue_desc *rqd;
 	u32 i, r;
 	int err;
 
+	rqd = (struct vx3_rx_queue_desc *)&tqd[qs->num_vec];
 	for (i = 0; i < qs->num_vec; i++) {
-		vx3_tx_ring_reset(&qs->vec[i]->tx);
+		vx3_tx_ring_reset(&qs->vec[i]->tx, &tqd[i]);
 		for (r = 0; r < qs->vec[i]->num_rx; r++) {
-			err = vx3_rx_queue_reset(&qs->vec[i]->rx[r]);
+			err = vx3_rx_queue_reset(&qs->vec[i]->rx[r], &rqd[r]);
 			if (err)
 				return err;
 		}

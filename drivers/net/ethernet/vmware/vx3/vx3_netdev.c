@@ -10,114 +10,34 @@
 
 #include "vx3.h"
 
-/* The stats structures are u64 counters followed by their syncp */
-#define VX3_NUM_STATS(type) (offsetof(type, syncp) / sizeof(u64))
-
-/**
- * vx3_upt_features() - the device offloads matching a feature set
- * @features: netdev features
- *
- * The device aggregates (LRO) only together with RX checksum offload.
- *
- * Return: VX3_F_* bits for the DriverShared uptFeatures field.
- */
-u64 vx3_upt_features(netdev_features_t features)
-{
-	u64 upt = 0;
-
-	if (features & NETIF_F_RXCSUM)
-		upt |= VX3_F_RXCSUM;
-	if (features & NETIF_F_HW_VLAN_CTAG_RX)
-		upt |= VX3_F_RXVLAN;
-	if ((features & NETIF_F_GRO_HW) && (features & NETIF_F_RXCSUM))
-		upt |= VX3_F_LRO;
-	return upt;
-}
-
-/* Caller holds cmd_lock */
-static void vx3_write_vlan_table(struct vx3_priv *priv)
-{
-	__le32 *vf = priv->shared->vf_table;
-	u32 i;
-
-	for (i = 0; i < VX3_VF_TABLE_WORDS; i++) {
-		u32 word = U32_MAX;
-
-		if (priv->vlan_filter)
-			word = bitmap_read(priv->active_vlans, i * 32, 32);
-		vf[i] = cpu_to_le32(word);
-	}
-	/* VLAN 0 carries priority tagged frames */
-	vf[0] |= cpu_to_le32(BIT(0));
-	if (priv->active)
-		vx3_cmd_noread(priv, VX3_CMD_UPDATE_VLAN_FILTERS);
-}
-
-/**
- * vx3_write_rx_filters() - program rx mode, multicast and VLAN filters
- * @priv: driver private data
- *
- * Context: the address list lock of the net_device is held.
- */
-void vx3_write_rx_filters(struct vx3_priv *priv)
-{
-	struct net_device *netdev = priv->netdev;
-	u32 mode = VX3_RXM_UCAST | VX3_RXM_BCAST;
-	struct netdev_hw_addr *ha;
-	unsigned long flags;
-	u32 n = 0;
-
-	if (netdev->flags & IFF_PROMISC) {
-		mode |= VX3_RXM_PROMISC;
-	} else if ((netdev->flags & IFF_ALLMULTI) ||
-		   netdev_mc_count(netdev) > VX3_MF_TABLE_ENTRIES) {
-		mode |= VX3_RXM_ALL_MULTI;
-	} else if (!netdev_mc_empty(netdev)) {
-		mode |= VX3_RXM_MCAST;
-		netdev_for_each_mc_addr(ha, netdev)
-			ether_addr_copy(priv->mf_table + ETH_ALEN * n++,
-					ha->addr);
-	}
-
-	spin_lock_irqsave(&priv->cmd_lock, flags);
-	priv->shared->mf_table_len = cpu_to_le16(n * ETH_ALEN);
-	priv->shared->rx_mode = cpu_to_le32(mode);
-	vx3_write_vlan_table(priv);
-	if (priv->active) {
-		vx3_cmd_noread(priv, VX3_CMD_UPDATE_MAC_FILTERS);
-		vx3_cmd_noread(priv, VX3_CMD_UPDATE_RX_MODE);
-	}
-	spin_unlock_irqrestore(&priv->cmd_lock, flags);
-}
-
 static void vx3_set_rx_mode(struct net_device *netdev)
 {
 	vx3_write_rx_filters(netdev_priv(netdev));
 }
 
-static void vx3_vlan_filter_update(struct net_device *netdev, u16 vid,
-				   bool add)
+static void vx3_vlan_filter_update(struct net_device *netdev, __be16 proto,
+				   u16 vid, bool add)
 {
 	struct vx3_priv *priv = netdev_priv(netdev);
-	unsigned long flags;
 
-	assign_bit(vid, priv->active_vlans, add);
-	spin_lock_irqsave(&priv->cmd_lock, flags);
-	vx3_write_vlan_table(priv);
-	spin_unlock_irqrestore(&priv->cmd_lock, flags);
+	if (proto == htons(ETH_P_8021AD))
+		assign_bit(vid, priv->active_svlans, add);
+	else
+		assign_bit(vid, priv->active_vlans, add);
+	vx3_write_vlan_filter(priv);
 }
 
 static int vx3_vlan_rx_add_vid(struct net_device *netdev, __be16 proto,
 			       u16 vid)
 {
-	vx3_vlan_filter_update(netdev, vid, true);
+	vx3_vlan_filter_update(netdev, proto, vid, true);
 	return 0;
 }
 
 static int vx3_vlan_rx_kill_vid(struct net_device *netdev, __be16 proto,
 				u16 vid)
 {
-	vx3_vlan_filter_update(netdev, vid, false);
+	vx3_vlan_filter_update(netdev, proto, vid, false);
 	return 0;
 }
 
@@ -126,7 +46,7 @@ static netdev_features_t vx3_fix_features(struct net_device *netdev,
 {
 	/* The device aggregates only with RX checksum offload on */
 	if (!(features & NETIF_F_RXCSUM))
-		features &= ~NETIF_F_GRO_HW;
+		features &= ~NETIF_F_LRO;
 	return features;
 }
 
@@ -135,24 +55,16 @@ static int vx3_set_features(struct net_device *netdev,
 {
 	netdev_features_t changed = netdev->features ^ features;
 	struct vx3_priv *priv = netdev_priv(netdev);
-	unsigned long flags;
 
-	spin_lock_irqsave(&priv->cmd_lock, flags);
-	if (changed & (NETIF_F_RXCSUM | NETIF_F_GRO_HW |
-		       NETIF_F_HW_VLAN_CTAG_RX)) {
-		priv->shared->upt_features =
-			cpu_to_le64(vx3_upt_features(features));
-		if (priv->active)
-			vx3_cmd_noread(priv, VX3_CMD_UPDATE_FEATURE);
-	}
+	if (changed & (NETIF_F_RXCSUM | NETIF_F_LRO | NETIF_F_GRO_HW))
+		vx3_write_features(priv, features);
 	/* The core removes the VLAN IDs only after this returns, with the
 	 * old features still set: the table follows priv->vlan_filter.
 	 */
 	if (changed & NETIF_F_HW_VLAN_CTAG_FILTER) {
 		priv->vlan_filter = !!(features & NETIF_F_HW_VLAN_CTAG_FILTER);
-		vx3_write_vlan_table(priv);
+		vx3_write_vlan_filter(priv);
 	}
-	spin_unlock_irqrestore(&priv->cmd_lock, flags);
 	return 0;
 }
 
@@ -174,42 +86,65 @@ static netdev_features_t vx3_features_check(struct sk_buff *skb,
 static int vx3_set_mac_address(struct net_device *netdev, void *p)
 {
 	struct vx3_priv *priv = netdev_priv(netdev);
-	unsigned long flags;
 	int err;
 
 	err = eth_prepare_mac_addr_change(netdev, p);
 	if (err)
 		return err;
 	eth_commit_mac_addr_change(netdev, p);
-
-	spin_lock_irqsave(&priv->cmd_lock, flags);
-	writel(get_unaligned_le32(netdev->dev_addr),
-	       priv->bar1 + VX3_REG_MACL);
-	writel(get_unaligned_le16(netdev->dev_addr + 4),
-	       priv->bar1 + VX3_REG_MACH);
-	spin_unlock_irqrestore(&priv->cmd_lock, flags);
+	vx3_write_mac(priv);
 	return 0;
 }
 
-static void vx3_stats_copy(void *dst, const void *src, size_t n)
+/**
+ * vx3_stats_fetch() - read a consistent snapshot of a counter array
+ * @cnt: the counters
+ * @syncp: their writer's sync
+ * @out: @n values
+ * @n: number of counters
+ */
+void vx3_stats_fetch(const u64_stats_t *cnt,
+		     const struct u64_stats_sync *syncp, u64 *out,
+		     unsigned int n)
 {
-	const u64 *s = src;
-	u64 *d = dst;
-	size_t i;
+	unsigned int start, i;
 
-	for (i = 0; i < n; i++)
-		d[i] = s[i];
+	do {
+		start = u64_stats_fetch_begin(syncp);
+		for (i = 0; i < n; i++)
+			out[i] = u64_stats_read(&cnt[i]);
+	} while (u64_stats_fetch_retry(syncp, start));
 }
 
-/* Add @n counters of @src to @dst and clear them in @src */
-static void vx3_stats_move(void *dst, void *src, size_t n)
+/* Add a queue's counters to totals */
+static void vx3_stats_sum(u64 *sum, const u64_stats_t *cnt,
+			  const struct u64_stats_sync *syncp, unsigned int n)
 {
-	u64 *d = dst, *s = src;
-	size_t i;
+	u64 val[VX3_STATS_MAX];
+	unsigned int i;
 
-	for (i = 0; i < n; i++) {
-		d[i] += s[i];
-		s[i] = 0;
+	vx3_stats_fetch(cnt, syncp, val, n);
+	for (i = 0; i < n; i++)
+		sum[i] += val[i];
+}
+
+/* Totals of the freed queues plus those of @qs; caller holds stats_lock */
+static void vx3_stats_totals(struct vx3_priv *priv, struct vx3_qset *qs,
+			     struct vx3_base_stats *t)
+{
+	u32 i, r;
+
+	*t = priv->base;
+	for (i = 0; qs && i < qs->num_vec; i++) {
+		struct vx3_vector *vec = qs->vec[i];
+
+		vx3_stats_sum(t->tx, vec->tx.stats.cnt, &vec->tx.stats.syncp,
+			      VX3_TXS_NUM);
+		vx3_stats_sum(t->txc, vec->tx.cstats.cnt,
+			      &vec->tx.cstats.syncp, VX3_TXCS_NUM);
+		for (r = 0; r < vec->num_rx; r++)
+			vx3_stats_sum(t->rx, vec->rx[r].stats.cnt,
+				      &vec->rx[r].stats.syncp, VX3_RXS_NUM);
 	}
 }
 
@@ -226,34 +161,27 @@ static void vx3_stats_move(void *dst, void *src, size_t n)
 struct vx3_qset *vx3_swap_qset(struct vx3_priv *priv, struct vx3_qset *qs)
 {
 	struct vx3_qset *old = priv->qs;
-	u32 i, r;
 
 	spin_lock_bh(&priv->stats_lock);
-	for (i = 0; old && i < old->num_vec; i++) {
-		struct vx3_vector *vec = old->vec[i];
-
-		vx3_stats_move(&priv->base.tx, &vec->tx.stats,
-			       VX3_NUM_STATS(struct vx3_tx_stats));
-		vx3_stats_move(&priv->base.txc,
-			       &vec->tx.cstats,
-			       VX3_NUM_STATS(struct vx3_tx_comp_stats));
-		for (r = 0; r < vec->num_rx; r++)
-			vx3_stats_move(&priv->base.rx,
-				       &vec->rx[r].stats,
-				       VX3_NUM_STATS(struct vx3_rx_stats));
-	}
+	vx3_stats_totals(priv, old, &priv->base);
 	priv->qs = qs;
 	spin_unlock_bh(&priv->stats_lock);
 	return old;
 }
 
-static int vx3_open(struct net_device *netdev)
+/**
+ * vx3_open_queues() - allocate the queues of the configuration and start
+ * @priv: driver private data
+ *
+ * Context: rtnl held.
+ * Return: 0, or a negative errno with nothing allocated.
+ */
+int vx3_open_queues(struct vx3_priv *priv)
 {
-	struct vx3_priv *priv = netdev_priv(netdev);
 	struct vx3_qset *qs;
 	int err;
 
-	priv->cfg.mtu = netdev->mtu;
+	priv->cfg.mtu = priv->netdev->mtu;
 	qs = vx3_alloc_qset(priv, &priv->cfg);
 	if (!qs)
 		return -ENOMEM;
@@ -267,15 +195,29 @@ static int vx3_open(struct net_device *netdev)
 	return err;
 }
 
-static int vx3_stop(struct net_device *netdev)
+/**
+ * vx3_close_queues() - stop the device and free the queues
+ * @priv: driver private data
+ *
+ * Context: rtnl held.
+ */
+void vx3_close_queues(struct vx3_priv *priv)
 {
-	struct vx3_priv *priv = netdev_priv(netdev);
-
 	/* A failed reset has already taken the queues down */
 	if (!priv->qs)
-		return 0;
+		return;
 	vx3_down(priv, priv->qs);
 	vx3_free_qset(priv, vx3_swap_qset(priv, NULL));
+}
+
+static int vx3_open(struct net_device *netdev)
+{
+	return vx3_open_queues(netdev_priv(netdev));
+}
+
+static int vx3_stop(struct net_device *netdev)
+{
+	vx3_close_queues(netdev_priv(netdev));
 	return 0;
 }
 
@@ -308,6 +250,8 @@ int vx3_reconfigure(struct vx3_priv *priv, const struct vx3_cfg *cfg,
 	if (!new) {
 		NL_SET_ERR_MSG_MOD(extack,
 				   "not enough memory for the new queues, configuration unchanged");
+		if (!extack)
+			netdev_err(netdev, "not enough memory for the new queues, configuration unchanged\n");
 		return -ENOMEM;
 	}
 
@@ -317,16 +261,23 @@ int vx3_reconfigure(struct vx3_priv *priv, const struct vx3_cfg *cfg,
 	vx3_swap_qset(priv, new);
 	err = vx3_up(priv, new);
 	if (err) {
-		NL_SET_ERR_MSG_MOD(extack,
-				   "device refused the new configuration, old one restored");
 		WRITE_ONCE(netdev->mtu, priv->cfg.mtu);
 		vx3_swap_qset(priv, old);
 		vx3_free_qset(priv, new);
 		if (vx3_up(priv, old)) {
-			netdev_err(netdev, "cannot restart the old configuration\n");
+			/* No extack reaches the caller of a close */
+			NL_SET_ERR_MSG_MOD(extack,
+					   "device refused the new configuration and the old one, interface closed");
+			netdev_err(netdev, "device refused the new configuration and the old one (%d), closing\n",
+				   err);
 			vx3_free_qset(priv, vx3_swap_qset(priv, NULL));
 			dev_close(netdev);
+			return err;
 		}
+		NL_SET_ERR_MSG_MOD(extack,
+				   "device refused the new configuration, old one restored");
+		netdev_err(netdev, "device refused the new configuration (%d), old one restored\n",
+			   err);
 		return err;
 	}
 
@@ -352,89 +303,69 @@ static void vx3_tx_timeout(struct net_device *netdev, unsigned int txqueue)
 	vx3_schedule_reset(priv);
 }
 
-static void vx3_read_rx_stats(struct vx3_rx_stats *dst,
-			      const struct vx3_rx_stats *src)
-{
-	unsigned int start;
-
-	do {
-		start = u64_stats_fetch_begin(&src->syncp);
-		vx3_stats_copy(dst, src, VX3_NUM_STATS(struct vx3_rx_stats));
-	} while (u64_stats_fetch_retry(&src->syncp, start));
-}
-
-static void vx3_read_tx_stats(struct vx3_tx_stats *dst,
-			      struct vx3_tx_comp_stats *cdst,
-			      const struct vx3_tx_ring *tx)
-{
-	unsigned int start;
-
-	do {
-		start = u64_stats_fetch_begin(&tx->stats.syncp);
-		vx3_stats_copy(dst, &tx->stats,
-			       VX3_NUM_STATS(struct vx3_tx_stats));
-	} while (u64_stats_fetch_retry(&tx->stats.syncp, start));
-	do {
-		start = u64_stats_fetch_begin(&tx->cstats.syncp);
-		vx3_stats_copy(cdst, &tx->cstats,
-			       VX3_NUM_STATS(struct vx3_tx_comp_stats));
-	} while (u64_stats_fetch_retry(&tx->cstats.syncp, start));
-}
-
 static void vx3_get_stats64(struct net_device *netdev,
 			    struct rtnl_link_stats64 *stats)
 {
 	struct vx3_priv *priv = netdev_priv(netdev);
-	struct vx3_tx_comp_stats txc;
 	struct vx3_hw_stats hw;
-	struct vx3_rx_stats rx;
-	struct vx3_tx_stats tx;
-	struct vx3_qset *qs;
-	u32 i, r;
+	struct vx3_base_stats t;
+	u64 hw_tx_drops;
 
 	spin_lock_bh(&priv->stats_lock);
 	vx3_read_hw_stats(priv, priv->qs, &hw);
-	rx = priv->base.rx;
-	tx = priv->base.tx;
-	txc = priv->base.txc;
-	qs = priv->qs;
-	for (i = 0; qs && i < qs->num_vec; i++) {
-		struct vx3_vector *vec = qs->vec[i];
-		struct vx3_tx_comp_stats c;
-		struct vx3_tx_stats t;
-
-		vx3_read_tx_stats(&t, &c, &vec->tx);
-		vx3_stats_move(&tx, &t,
-			       VX3_NUM_STATS(struct vx3_tx_stats));
-		vx3_stats_move(&txc, &c,
-			       VX3_NUM_STATS(struct vx3_tx_comp_stats));
-		for (r = 0; r < vec->num_rx; r++) {
-			struct vx3_rx_stats s;
-
-			vx3_read_rx_stats(&s, &vec->rx[r].stats);
-			vx3_stats_move(&rx, &s,
-				       VX3_NUM_STATS(struct vx3_rx_stats));
-		}
-	}
+	vx3_stats_totals(priv, priv->qs, &t);
 	spin_unlock_bh(&priv->stats_lock);
 
-	stats->rx_packets = rx.packets;
-	stats->rx_bytes = rx.bytes;
-	stats->rx_dropped = rx.drop_err + rx.drop_frags + rx.drop_bad +
-			    rx.drop_nomem;
-	stats->rx_errors = rx.drop_err + rx.drop_bad;
+	stats->rx_packets = t.rx[VX3_RXS_PACKETS];
+	stats->rx_bytes = t.rx[VX3_RXS_BYTES];
+	/* Each drop is counted once: errors the device or its completions
+	 * report, frames too long for the MTU, packets vx3 had no memory or
+	 * frags for; the device's own buffer exhaustion is rx_missed_errors.
+	 */
+	stats->rx_length_errors = t.rx[VX3_RXS_DROP_OVERSIZE];
+	stats->rx_errors = t.rx[VX3_RXS_DROP_ERR] + t.rx[VX3_RXS_DROP_BAD] +
+			   t.rx[VX3_RXS_DROP_OVERSIZE];
+	stats->rx_dropped = t.rx[VX3_RXS_DROP_NOMEM] +
+			    t.rx[VX3_RXS_DROP_FRAGS];
 	stats->rx_missed_errors = hw.rx_out_of_buf;
-	stats->tx_packets = txc.packets;
-	stats->tx_bytes = txc.bytes;
-	stats->tx_dropped = tx.map_err + tx.drops + hw.tx_discards;
+
+	/* The device completes the packets it failed to send as well */
+	hw_tx_drops = hw.tx_errors + hw.tx_discards;
+	stats->tx_packets = t.txc[VX3_TXCS_PACKETS] -
+			    min(hw_tx_drops, t.txc[VX3_TXCS_PACKETS]);
+	stats->tx_bytes = t.txc[VX3_TXCS_BYTES];
+	stats->tx_dropped = t.tx[VX3_TXS_MAP_ERR] + t.tx[VX3_TXS_DROPS] +
+			    hw.tx_discards;
 	stats->tx_errors = hw.tx_errors;
+}
+
+static void vx3_fill_queue_stats_rx(struct netdev_queue_stats_rx *stats,
+				    const u64 *c)
+{
+	stats->packets = c[VX3_RXS_PACKETS];
+	stats->bytes = c[VX3_RXS_BYTES];
+	stats->alloc_fail = c[VX3_RXS_ALLOC_FAIL];
+	stats->csum_unnecessary = c[VX3_RXS_CSUM_OK];
+	stats->csum_none = c[VX3_RXS_CSUM_NONE];
+}
+
+static void vx3_fill_queue_stats_tx(struct netdev_queue_stats_tx *stats,
+				    const u64 *t, const u64 *c)
+{
+	stats->packets = c[VX3_TXCS_PACKETS];
+	stats->bytes = c[VX3_TXCS_BYTES];
+	stats->hw_gso_packets = t[VX3_TXS_TSO];
+	stats->needs_csum = t[VX3_TXS_CSUM] + t[VX3_TXS_TSO];
+	stats->stop = t[VX3_TXS_STOPS];
+	stats->wake = c[VX3_TXCS_WAKES];
 }
 
 static void vx3_get_queue_stats_rx(struct net_device *netdev, int idx,
 				   struct netdev_queue_stats_rx *stats)
 {
 	struct vx3_priv *priv = netdev_priv(netdev);
-	struct vx3_rx_stats s;
+	struct vx3_rx_queue *rxq;
+	u64 c[VX3_RXS_NUM];
 
 	/* Called under rtnl, which also guards priv->qs. The core asks for
 	 * every real queue when it sums the device totals, also while the
@@ -442,57 +373,47 @@ static void vx3_get_queue_stats_rx(struct net_device *netdev, int idx,
 	 */
 	if (!priv->qs || idx >= priv->qs->vec[0]->num_rx)
 		return;
-	vx3_read_rx_stats(&s, &priv->qs->vec[0]->rx[idx].stats);
-	stats->packets = s.packets;
-	stats->bytes = s.bytes;
-	stats->alloc_fail = s.alloc_fail;
-	stats->csum_unnecessary = s.csum_unnecessary;
-	stats->csum_none = s.csum_none;
-	stats->hw_gro_packets = s.hw_gro_packets;
-	stats->hw_gro_bytes = s.hw_gro_bytes;
-	stats->hw_gro_wire_packets = s.hw_gro_segs;
+	rxq = &priv->qs->vec[0]->rx[idx];
+	vx3_stats_fetch(rxq->stats.cnt, &rxq->stats.syncp, c, VX3_RXS_NUM);
+	vx3_fill_queue_stats_rx(stats, c);
 }
 
 static void vx3_get_queue_stats_tx(struct net_device *netdev, int idx,
 				   struct netdev_queue_stats_tx *stats)
 {
 	struct vx3_priv *priv = netdev_priv(netdev);
-	struct vx3_tx_comp_stats c;
-	struct vx3_tx_stats t;
+	u64 t[VX3_TXS_NUM], c[VX3_TXCS_NUM];
+	struct vx3_tx_ring *tx;
 
 	if (!priv->qs || idx >= priv->qs->num_vec)
 		return;
-	vx3_read_tx_stats(&t, &c, &priv->qs->vec[idx]->tx);
-	stats->packets = c.packets;
-	stats->bytes = c.bytes;
-	stats->hw_gso_packets = t.tso;
-	stats->needs_csum = t.csum + t.tso;
-	stats->stop = t.stops;
-	stats->wake = c.wakes;
+	tx = &priv->qs->vec[idx]->tx;
+	vx3_stats_fetch(tx->stats.cnt, &tx->stats.syncp, t, VX3_TXS_NUM);
+	vx3_stats_fetch(tx->cstats.cnt, &tx->cstats.syncp, c, VX3_TXCS_NUM);
+	vx3_fill_queue_stats_tx(stats, t, c);
 }
 
+/* Counters of freed queues, and the device's drops, which it counts per
+ * device rather than per queue set
+ */
 static void vx3_get_base_stats(struct net_device *netdev,
 			       struct netdev_queue_stats_rx *rx,
 			       struct netdev_queue_stats_tx *tx)
 {
 	struct vx3_priv *priv = netdev_priv(netdev);
 	const struct vx3_base_stats *b = &priv->base;
+	struct vx3_hw_stats hw;
 
-	rx->packets = b->rx.packets;
-	rx->bytes = b->rx.bytes;
-	rx->alloc_fail = b->rx.alloc_fail;
-	rx->csum_unnecessary = b->rx.csum_unnecessary;
-	rx->csum_none = b->rx.csum_none;
-	rx->hw_gro_packets = b->rx.hw_gro_packets;
-	rx->hw_gro_bytes = b->rx.hw_gro_bytes;
-	rx->hw_gro_wire_packets = b->rx.hw_gro_segs;
+	vx3_fill_queue_stats_rx(rx, b->rx);
+	vx3_fill_queue_stats_tx(tx, b->tx, b->txc);
 
-	tx->packets = b->txc.packets;
-	tx->bytes = b->txc.bytes;
-	tx->hw_gso_packets = b->tx.tso;
-	tx->needs_csum = b->tx.csum + b->tx.tso;
-	tx->stop = b->tx.stops;
-	tx->wake = b->txc.wakes;
+	spin_lock_bh(&priv->stats_lock);
+	vx3_read_hw_stats(priv, priv->qs, &hw);
+	spin_unlock_bh(&priv->stats_lock);
+	rx->hw_drops = hw.rx_out_of_buf;
+	rx->hw_drop_overruns = hw.rx_out_of_buf;
+	tx->hw_drops = hw.tx_errors + hw.tx_discards;
+	tx->hw_drop_errors = hw.tx_errors;
 }
 
 static const struct netdev_stat_ops vx3_stat_ops = {
@@ -518,13 +439,6 @@ static const struct net_device_ops vx3_netdev_ops = {
 	.ndo_tx_timeout		= vx3_tx_timeout,
 };
 
-static void vx3_init_base_stats(struct vx3_base_stats *b)
-{
-	u64_stats_init(&b->rx.syncp);
-	u64_stats_init(&b->tx.syncp);
-	u64_stats_init(&b->txc.syncp);
-}
-
 /**
  * vx3_alloc_netdev() - allocate and set up the net_device
  * @pdev: the PCI device
@@ -546,7 +460,6 @@ struct net_device *vx3_alloc_netdev(struct pci_dev *pdev)
 	priv->pdev = pdev;
 	spin_lock_init(&priv->cmd_lock);
 	spin_lock_init(&priv->stats_lock);
-	vx3_init_base_stats(&priv->base);
 	priv->msg_enable = netif_msg_init(-1, NETIF_MSG_DRV | NETIF_MSG_PROBE |
 					  NETIF_MSG_LINK);
 	priv->copybreak = VX3_RX_COPYBREAK_DEFAULT;
@@ -564,12 +477,18 @@ struct net_device *vx3_alloc_netdev(struct pci_dev *pdev)
 	netdev->max_mtu = VX3_MAX_MTU;
 	netdev->priv_flags |= IFF_LIVE_ADDR_CHANGE;
 
+	/* Revision 1 reports no MSS for its aggregates: they cannot be
+	 * resegmented into the original packets, so they are LRO, not
+	 * GRO_HW. The device strips 802.1ad outer tags as well as 802.1Q
+	 * ones without saying which: tag stripping is not offered. Its VLAN
+	 * filter works on the outer tag of either kind.
+	 */
 	netdev->hw_features = NETIF_F_SG | NETIF_F_IP_CSUM | NETIF_F_IPV6_CSUM |
 			      NETIF_F_TSO | NETIF_F_TSO6 | NETIF_F_RXCSUM |
-			      NETIF_F_GRO_HW | NETIF_F_HW_VLAN_CTAG_TX |
-			      NETIF_F_HW_VLAN_CTAG_RX |
+			      NETIF_F_LRO | NETIF_F_HW_VLAN_CTAG_TX |
 			      NETIF_F_HW_VLAN_CTAG_FILTER;
-	netdev->features = netdev->hw_features | NETIF_F_HIGHDMA;
+	netdev->features = netdev->hw_features | NETIF_F_HIGHDMA |
+			   NETIF_F_HW_VLAN_STAG_FILTER;
 	netdev->vlan_features = NETIF_F_SG | NETIF_F_IP_CSUM |
 				NETIF_F_IPV6_CSUM | NETIF_F_TSO |
 				NETIF_F_TSO6 | NETIF_F_HIGHDMA;

@@ -4,7 +4,7 @@
  * Ring 0 holds head buffers: page_pool fragments sized for the headroom,
  * a full frame and the skb_shared_info, so the head buffer itself becomes
  * the skb (napi_build_skb()). Ring 1 holds body pages, attached as frags
- * for jumbo frames and for the device's aggregates (HW-GRO).
+ * for jumbo frames and for the device's aggregates (LRO).
  */
 
 #include <linux/bitfield.h>
@@ -12,6 +12,7 @@
 #include <linux/ip.h>
 #include <linux/ipv6.h>
 #include <linux/tcp.h>
+#include <linux/if_vlan.h>
 #include <net/ip.h>
 #include <net/page_pool/helpers.h>
 
@@ -29,6 +30,23 @@ u32 vx3_rx_head_truesize(u32 mtu)
 		   VX3_RX_SHINFO_SIZE;
 
 	return min_t(u32, roundup_pow_of_two(size), PAGE_SIZE);
+}
+
+/* Called in NAPI context, or with NAPI disabled */
+static void vx3_rx_stat_inc(struct vx3_rx_queue *rxq, enum vx3_rx_stat idx)
+{
+	unsigned long flags;
+
+	flags = u64_stats_update_begin_irqsave(&rxq->stats.syncp);
+	u64_stats_inc(&rxq->stats.cnt[idx]);
+	u64_stats_update_end_irqrestore(&rxq->stats.syncp, flags);
+}
+
+static void vx3_rx_refill_timer(struct timer_list *t)
+{
+	struct vx3_rx_queue *rxq = from_timer(rxq, t, refill_timer);
+
+	napi_schedule(rxq->napi);
 }
 
 static void vx3_rx_ring_free(struct vx3_rx_queue *rxq, struct vx3_rx_ring *r)
@@ -95,6 +113,7 @@ int vx3_rx_queue_alloc(struct vx3_priv *priv, struct vx3_rx_queue *rxq,
 	rxq->num_rxq = 1;
 	rxq->mtu = cfg->mtu;
 	u64_stats_init(&rxq->stats.syncp);
+	timer_setup(&rxq->refill_timer, vx3_rx_refill_timer, 0);
 
 	rxq->ring[0].btype = VX3_RXD_BTYPE_HEAD;
 	rxq->ring[0].truesize = truesize;
@@ -103,6 +122,8 @@ int vx3_rx_queue_alloc(struct vx3_priv *priv, struct vx3_rx_queue *rxq,
 	rxq->ring[1].btype = VX3_RXD_BTYPE_BODY;
 	rxq->ring[1].truesize = PAGE_SIZE;
 	rxq->ring[1].buf_len = min_t(u32, VX3_RX_BODY_LEN, VX3_RXD_MAX_LEN);
+	rxq->ring[0].prod = priv->bar0 + VX3_REG_RXPROD(qid);
+	rxq->ring[1].prod = priv->bar0 + VX3_REG_RXPROD2(qid);
 
 	err = vx3_rx_ring_alloc(rxq, &rxq->ring[0], cfg->rx_ring[0]);
 	if (err)
@@ -139,8 +160,9 @@ err_free:
  */
 void vx3_rx_queue_stop(struct vx3_rx_queue *rxq)
 {
+	timer_delete_sync(&rxq->refill_timer);
 	if (rxq->skb) {
-		dev_kfree_skb_any(rxq->skb);
+		kfree_skb_reason(rxq->skb, SKB_DROP_REASON_DEV_READY);
 		rxq->skb = NULL;
 	}
 	rxq->discard = false;
@@ -190,13 +212,13 @@ void vx3_rx_queue_free(struct vx3_rx_queue *rxq)
 }
 
 /* Post buffers to every free slot of a ring. A slot that still holds a
- * buffer (copied or dropped packet) posts it again.
+ * buffer (copied, dropped or skipped packet) posts it again. When the
+ * device asks for it (updateRxProd), it is told the new fill index.
  */
-static int vx3_rx_ring_refill(struct vx3_rx_queue *rxq, struct vx3_rx_ring *r,
-			      gfp_t gfp)
+static void vx3_rx_ring_refill(struct vx3_rx_queue *rxq, struct vx3_rx_ring *r,
+			       gfp_t gfp)
 {
-	u32 mask = r->size - 1;
-	int err = 0;
+	u32 mask = r->size - 1, start = r->fill;
 
 	while (r->fill - r->used < r->size) {
 		struct vx3_rx_buf *b = &r->buf[r->fill & mask];
@@ -216,7 +238,7 @@ static int vx3_rx_ring_refill(struct vx3_rx_queue *rxq, struct vx3_rx_ring *r,
 				b->offset = 0;
 			}
 			if (!b->page) {
-				err = -ENOMEM;
+				vx3_rx_stat_inc(rxq, VX3_RXS_ALLOC_FAIL);
 				break;
 			}
 		}
@@ -236,27 +258,42 @@ static int vx3_rx_ring_refill(struct vx3_rx_queue *rxq, struct vx3_rx_ring *r,
 		r->fill++;
 	}
 
-	if (err) {
-		u64_stats_update_begin(&rxq->stats.syncp);
-		rxq->stats.alloc_fail++;
-		u64_stats_update_end(&rxq->stats.syncp);
-	}
-	return err;
+	if (r->fill != start && rxq->qd && READ_ONCE(rxq->qd->update_prod))
+		writel(r->fill & mask, r->prod);
+}
+
+/**
+ * vx3_rx_queue_write_prod() - tell the device the fill index of each ring
+ * @rxq: the queue, just activated
+ *
+ * Written once after activation, and then only when the device asks for
+ * it through updateRxProd.
+ */
+void vx3_rx_queue_write_prod(struct vx3_rx_queue *rxq)
+{
+	u32 r;
+
+	for (r = 0; r < 2; r++)
+		writel(rxq->ring[r].fill & (rxq->ring[r].size - 1),
+		       rxq->ring[r].prod);
 }
 
 /**
  * vx3_rx_queue_reset() - post buffers to an RX queue from position 0
  * @rxq: the queue; the device is not active
+ * @qd: its queue descriptor
  *
  * Buffers still held from an earlier activation are posted again.
  *
  * Return: 0, or -ENOMEM if not a single head buffer could be posted.
  */
-int vx3_rx_queue_reset(struct vx3_rx_queue *rxq)
+int vx3_rx_queue_reset(struct vx3_rx_queue *rxq,
+		       struct vx3_rx_queue_desc *qd)
 {
 	u32 r;
 
 	vx3_rx_queue_stop(rxq);
+	rxq->qd = qd;
 	for (r = 0; r < 2; r++) {
 		struct vx3_rx_ring *ring = &rxq->ring[r];
 
@@ -271,47 +308,56 @@ int vx3_rx_queue_reset(struct vx3_rx_queue *rxq)
 	return rxq->ring[0].fill ? 0 : -ENOMEM;
 }
 
+/* Give a buffer the CPU has synced back to the device, to be posted again */
+static void vx3_rx_buf_sync_for_device(struct vx3_rx_queue *rxq,
+				       struct vx3_rx_buf *b, u32 offset,
+				       u32 len)
+{
+	dma_sync_single_range_for_device(&rxq->priv->pdev->dev,
+					 page_pool_get_dma_addr(b->page),
+					 b->offset + offset, len,
+					 DMA_FROM_DEVICE);
+}
+
+/* Turn a head buffer into an skb: copied into a new small skb up to
+ * rx-copybreak (the buffer is then posted again), else the buffer itself
+ * becomes the skb. A buffer that stays in its slot is synced back to the
+ * device.
+ */
 static struct sk_buff *vx3_rx_head_skb(struct vx3_rx_queue *rxq,
 				       struct vx3_rx_buf *b, u32 len)
 {
 	void *va = page_address(b->page) + b->offset;
 	struct vx3_rx_ring *r = &rxq->ring[0];
 	struct sk_buff *skb;
-	dma_addr_t dma;
 
 	page_pool_dma_sync_for_cpu(rxq->pp, b->page,
 				   b->offset + VX3_RX_HEADROOM, len);
 
 	if (len <= READ_ONCE(rxq->priv->copybreak)) {
 		skb = napi_alloc_skb(rxq->napi, len);
-		if (!skb)
-			return NULL;
-		skb_copy_to_linear_data(skb, va + VX3_RX_HEADROOM, len);
-		__skb_put(skb, len);
-		/* The buffer stays in its slot and is posted again */
-		dma = page_pool_get_dma_addr(b->page);
-		dma_sync_single_range_for_device(&rxq->priv->pdev->dev, dma,
-						 b->offset + VX3_RX_HEADROOM,
-						 len, DMA_FROM_DEVICE);
-		skb_mark_for_recycle(skb);
-		u64_stats_update_begin(&rxq->stats.syncp);
-		rxq->stats.copied++;
-		u64_stats_update_end(&rxq->stats.syncp);
+		if (skb) {
+			skb_copy_to_linear_data(skb, va + VX3_RX_HEADROOM, len);
+			__skb_put(skb, len);
+			/* Body pages may follow as frags */
+			skb_mark_for_recycle(skb);
+			vx3_rx_stat_inc(rxq, VX3_RXS_COPIED);
+		}
+		vx3_rx_buf_sync_for_device(rxq, b, VX3_RX_HEADROOM, len);
 		return skb;
 	}
 
 	net_prefetch(va + VX3_RX_HEADROOM);
 	skb = napi_build_skb(va, r->truesize);
-	if (!skb)
+	if (!skb) {
+		vx3_rx_buf_sync_for_device(rxq, b, VX3_RX_HEADROOM, len);
 		return NULL;
+	}
 	skb_reserve(skb, VX3_RX_HEADROOM);
 	__skb_put(skb, len);
 	skb_mark_for_recycle(skb);
 	b->page = NULL;
-
-	u64_stats_update_begin(&rxq->stats.syncp);
-	rxq->stats.build_skb++;
-	u64_stats_update_end(&rxq->stats.syncp);
+	vx3_rx_stat_inc(rxq, VX3_RXS_BUILD_SKB);
 	return skb;
 }
 
@@ -330,64 +376,79 @@ static bool vx3_rx_add_body(struct vx3_rx_queue *rxq, struct sk_buff *skb,
 	skb_add_rx_frag(skb, sh->nr_frags, b->page, b->offset, len,
 			rxq->ring[1].truesize);
 	b->page = NULL;
-
-	u64_stats_update_begin(&rxq->stats.syncp);
-	rxq->stats.body_bufs++;
-	u64_stats_update_end(&rxq->stats.syncp);
+	vx3_rx_stat_inc(rxq, VX3_RXS_BODY_BUFS);
 	return true;
 }
 
-/* Turn a device aggregate into a GSO skb the stack can forward. A
- * revision-1 completion has no MSS: the device's segments were at most
- * MTU sized, so the MSS is the MTU less the IP and TCP headers.
+/* The device's aggregate of one TCP flow becomes a GSO skb, so that TCP
+ * estimates the sender's MSS right. A revision-1 completion has no MSS:
+ * the device's segments were at most MTU sized, so the MSS is taken as
+ * the MTU less the IP and TCP headers. That guess is why revision 1
+ * offers NETIF_F_LRO (which the core turns off for forwarding) and not
+ * NETIF_F_GRO_HW.
+ *
+ * Return: true if @skb now carries GSO metadata.
  */
-static void vx3_rx_hw_gro(struct vx3_rx_queue *rxq, struct sk_buff *skb,
-			  unsigned int frame_len)
+static bool vx3_rx_lro(struct vx3_rx_queue *rxq, struct sk_buff *skb,
+		       unsigned int frame_len)
 {
-	unsigned int nhlen, thlen, payload, mss;
+	unsigned int off = 0, nhlen, thlen, payload, mss;
+	__be16 proto = skb->protocol;
 	const struct tcphdr *th;
 	u32 gso_type;
+	int depth;
 
-	if (skb->protocol == htons(ETH_P_IP)) {
+	/* With tag stripping off, up to two VLAN tags precede IP */
+	for (depth = 0; eth_type_vlan(proto) && depth < 2; depth++) {
+		const struct vlan_hdr *vh;
+
+		if (!pskb_may_pull(skb, off + VLAN_HLEN))
+			return false;
+		vh = (const struct vlan_hdr *)(skb->data + off);
+		proto = vh->h_vlan_encapsulated_proto;
+		off += VLAN_HLEN;
+	}
+
+	if (proto == htons(ETH_P_IP)) {
 		const struct iphdr *iph;
 
-		if (!pskb_may_pull(skb, sizeof(*iph)))
-			return;
-		iph = (const struct iphdr *)skb->data;
+		if (!pskb_may_pull(skb, off + sizeof(*iph)))
+			return false;
+		iph = (const struct iphdr *)(skb->data + off);
 		nhlen = iph->ihl * 4;
 		if (nhlen < sizeof(*iph) || iph->protocol != IPPROTO_TCP ||
 		    ip_is_fragment(iph))
-			return;
+			return false;
 		gso_type = SKB_GSO_TCPV4;
-	} else if (skb->protocol == htons(ETH_P_IPV6)) {
+	} else if (proto == htons(ETH_P_IPV6)) {
 		const struct ipv6hdr *ip6h;
 
-		if (!pskb_may_pull(skb, sizeof(*ip6h)))
-			return;
-		ip6h = (const struct ipv6hdr *)skb->data;
+		if (!pskb_may_pull(skb, off + sizeof(*ip6h)))
+			return false;
+		ip6h = (const struct ipv6hdr *)(skb->data + off);
 		if (ip6h->nexthdr != IPPROTO_TCP)
-			return;
+			return false;
 		nhlen = sizeof(*ip6h);
 		gso_type = SKB_GSO_TCPV6;
 	} else {
-		return;
+		return false;
 	}
 
-	if (!pskb_may_pull(skb, nhlen + sizeof(*th)))
-		return;
-	th = (const struct tcphdr *)(skb->data + nhlen);
+	if (!pskb_may_pull(skb, off + nhlen + sizeof(*th)))
+		return false;
+	th = (const struct tcphdr *)(skb->data + off + nhlen);
 	thlen = th->doff * 4;
-	if (thlen < sizeof(*th) || !pskb_may_pull(skb, nhlen + thlen))
-		return;
-	th = (const struct tcphdr *)(skb->data + nhlen);
+	if (thlen < sizeof(*th) || !pskb_may_pull(skb, off + nhlen + thlen))
+		return false;
+	th = (const struct tcphdr *)(skb->data + off + nhlen);
 
 	if (rxq->mtu <= nhlen + thlen)
-		return;
+		return false;
 	mss = rxq->mtu - nhlen - thlen;
-	payload = skb->len - nhlen - thlen;
+	payload = skb->len - off - nhlen - thlen;
 	/* One segment: a plain packet */
 	if (payload <= mss)
-		return;
+		return false;
 
 	if (th->cwr)
 		gso_type |= SKB_GSO_TCP_ECN;
@@ -396,16 +457,29 @@ static void vx3_rx_hw_gro(struct vx3_rx_queue *rxq, struct sk_buff *skb,
 	skb_shinfo(skb)->gso_segs = DIV_ROUND_UP(payload, mss);
 
 	u64_stats_update_begin(&rxq->stats.syncp);
-	rxq->stats.hw_gro_packets++;
-	rxq->stats.hw_gro_bytes += frame_len;
-	rxq->stats.hw_gro_segs += skb_shinfo(skb)->gso_segs;
+	u64_stats_inc(&rxq->stats.cnt[VX3_RXS_LRO_PACKETS]);
+	u64_stats_add(&rxq->stats.cnt[VX3_RXS_LRO_SEGS],
+		      skb_shinfo(skb)->gso_segs);
+	u64_stats_add(&rxq->stats.cnt[VX3_RXS_LRO_BYTES], frame_len);
 	u64_stats_update_end(&rxq->stats.syncp);
+	return true;
 }
 
-static void vx3_rx_deliver(struct vx3_rx_queue *rxq, struct sk_buff *skb,
-			   u32 w0, u32 w2, u32 w3)
+/* Drop the packet under assembly, if any, and count the drop once */
+static void vx3_rx_drop(struct vx3_rx_queue *rxq, enum vx3_rx_stat idx,
+			enum skb_drop_reason reason)
+{
+	if (rxq->skb) {
+		kfree_skb_reason(rxq->skb, reason);
+		rxq->skb = NULL;
+	}
+	vx3_rx_stat_inc(rxq, idx);
+}
+
+static void vx3_rx_deliver(struct vx3_rx_queue *rxq, u32 w0, u32 w3)
 {
 	struct net_device *netdev = rxq->netdev;
+	struct sk_buff *skb = rxq->skb;
 	unsigned int frame_len = skb->len;
 	bool csum_ok;
 
@@ -415,54 +489,53 @@ static void vx3_rx_deliver(struct vx3_rx_queue *rxq, struct sk_buff *skb,
 	csum_ok = (netdev->features & NETIF_F_RXCSUM) &&
 		  !(w0 & VX3_RXC_CNC) && (w3 & VX3_RXC_TUC) &&
 		  (w3 & (VX3_RXC_TCP | VX3_RXC_UDP));
+
+	/* A TCP frame longer than the MTU (and two VLAN tags) is the
+	 * device's aggregate while LRO is on: it goes up as GSO, or not at
+	 * all. Other long frames (a peer with a larger MTU) go up as they
+	 * are.
+	 */
+	if (skb->len > rxq->mtu + 2 * VLAN_HLEN && csum_ok &&
+	    (w3 & VX3_RXC_TCP) &&
+	    (netdev->features & (NETIF_F_LRO | NETIF_F_GRO_HW)) &&
+	    !vx3_rx_lro(rxq, skb, frame_len)) {
+		vx3_rx_drop(rxq, VX3_RXS_DROP_OVERSIZE,
+			    SKB_DROP_REASON_PKT_TOO_BIG);
+		return;
+	}
+	rxq->skb = NULL;
+
 	if (csum_ok)
 		skb->ip_summed = CHECKSUM_UNNECESSARY;
 	else
 		skb_checksum_none_assert(skb);
-
-	if (w2 & VX3_RXC_TS)
-		__vlan_hwaccel_put_tag(skb, htons(ETH_P_8021Q),
-				       FIELD_GET(VX3_RXC_TCI, w2));
-
-	if (csum_ok && skb->len > rxq->mtu && (w3 & VX3_RXC_TCP))
-		vx3_rx_hw_gro(rxq, skb, frame_len);
-
 	skb_record_rx_queue(skb, rxq->qid);
 
 	u64_stats_update_begin(&rxq->stats.syncp);
-	rxq->stats.packets++;
-	rxq->stats.bytes += frame_len;
-	if (csum_ok)
-		rxq->stats.csum_unnecessary++;
-	else
-		rxq->stats.csum_none++;
+	u64_stats_inc(&rxq->stats.cnt[VX3_RXS_PACKETS]);
+	u64_stats_add(&rxq->stats.cnt[VX3_RXS_BYTES], frame_len);
+	u64_stats_inc(&rxq->stats.cnt[csum_ok ? VX3_RXS_CSUM_OK :
+						VX3_RXS_CSUM_NONE]);
 	u64_stats_update_end(&rxq->stats.syncp);
 
 	napi_gro_receive(rxq->napi, skb);
 }
 
-static void vx3_rx_drop(struct vx3_rx_queue *rxq, u64 *counter)
-{
-	if (rxq->skb) {
-		dev_kfree_skb_any(rxq->skb);
-		rxq->skb = NULL;
-	}
-	u64_stats_update_begin(&rxq->stats.syncp);
-	(*counter)++;
-	u64_stats_update_end(&rxq->stats.syncp);
-}
-
 /**
  * vx3_rx_clean() - process RX completions and refill the rings
  * @rxq: the queue
- * @budget: maximum number of packets to pass up
+ * @budget: maximum number of packets to complete, delivered or dropped
  * @bad: set when the device broke the ring protocol; a reset is needed
  *
- * A completion is used only if its ring id, index and length are what
- * this queue posted; anything else is counted and stops processing.
+ * Head buffers come from ring 0 and start a packet; body buffers come
+ * from ring 1 and continue one. The device uses each ring in order but
+ * may pass over posted descriptors: a completion for a later index in
+ * the posted window reclaims the ones before it, which are posted again.
+ * A completion with another ring id, an index outside the posted window,
+ * a length over the buffer or a broken SOP/EOP sequence is counted and
+ * stops processing.
  *
- * Return: the number of packets processed, or @budget if the queue has
- * no head buffer left to post and must be polled again.
+ * Return: the number of packets completed.
  */
 int vx3_rx_clean(struct vx3_rx_queue *rxq, int budget, bool *bad)
 {
@@ -474,7 +547,7 @@ int vx3_rx_clean(struct vx3_rx_queue *rxq, int budget, bool *bad)
 		struct vx3_desc *c = &rxq->comp[rxq->comp_head & cmask];
 		__le32 gen = vx3_ring_gen(rxq->comp_head, rxq->comp_size) ?
 			     cpu_to_le32(VX3_COMP_GEN) : 0;
-		u32 w0, w2, w3, rqid, idx, len;
+		u32 w0, w2, w3, rqid, idx, len, skip;
 		struct vx3_rx_ring *r;
 		struct vx3_rx_buf *b;
 		bool sop, eop;
@@ -502,10 +575,6 @@ int vx3_rx_clean(struct vx3_rx_queue *rxq, int budget, bool *bad)
 		sop = w0 & VX3_RXC_SOP;
 		eop = w0 & VX3_RXC_EOP;
 
-		/* Head buffers come from ring 0 and start a packet; body
-		 * buffers come from ring 1 and continue one. The device
-		 * uses each ring in order.
-		 */
 		if (rqid == rxq->qid && sop && !rxq->skb && !rxq->discard)
 			r = &rxq->ring[0];
 		else if (rqid == rxq->qid + rxq->num_rxq && !sop &&
@@ -513,9 +582,17 @@ int vx3_rx_clean(struct vx3_rx_queue *rxq, int budget, bool *bad)
 			r = &rxq->ring[1];
 		else
 			goto bad;
-		if (r->used == r->fill || idx != (r->used & (r->size - 1)) ||
+		skip = (idx - r->used) & (r->size - 1);
+		if (idx >= r->size || skip >= r->fill - r->used ||
 		    len > r->buf_len)
 			goto bad;
+		if (skip) {
+			u64_stats_update_begin(&rxq->stats.syncp);
+			u64_stats_add(&rxq->stats.cnt[VX3_RXS_SKIPPED], skip);
+			u64_stats_update_end(&rxq->stats.syncp);
+			r->used += skip;
+			consumed += skip;
+		}
 		b = &r->buf[idx];
 		r->used++;
 		rxq->comp_head++;
@@ -523,46 +600,50 @@ int vx3_rx_clean(struct vx3_rx_queue *rxq, int budget, bool *bad)
 
 		if (sop) {
 			if (len < ETH_HLEN) {
-				vx3_rx_drop(rxq, &rxq->stats.drop_err);
+				vx3_rx_drop(rxq, VX3_RXS_DROP_ERR,
+					    SKB_DROP_REASON_PKT_TOO_SMALL);
 				rxq->discard = true;
 			} else {
 				rxq->skb = vx3_rx_head_skb(rxq, b, len);
 				if (!rxq->skb)
-					vx3_rx_drop(rxq,
-						    &rxq->stats.drop_nomem);
+					vx3_rx_drop(rxq, VX3_RXS_DROP_NOMEM,
+						    SKB_DROP_REASON_NOMEM);
 				rxq->discard = !rxq->skb;
 			}
 		} else if (rxq->skb && !vx3_rx_add_body(rxq, rxq->skb, b,
 							  len)) {
-			vx3_rx_drop(rxq, &rxq->stats.drop_frags);
+			vx3_rx_drop(rxq, VX3_RXS_DROP_FRAGS,
+				    SKB_DROP_REASON_PKT_TOO_BIG);
 			rxq->discard = true;
 		}
 
 		if (!eop)
 			continue;
 
-		if (rxq->discard || (w2 & VX3_RXC_ERR)) {
-			if (!rxq->discard || rxq->skb)
-				vx3_rx_drop(rxq, &rxq->stats.drop_err);
+		done++;
+		if (rxq->discard) {
 			rxq->discard = false;
 			continue;
 		}
-		vx3_rx_deliver(rxq, rxq->skb, w0, w2, w3);
-		rxq->skb = NULL;
-		done++;
+		if (w2 & VX3_RXC_ERR) {
+			vx3_rx_drop(rxq, VX3_RXS_DROP_ERR,
+				    SKB_DROP_REASON_DEV_HDR);
+			continue;
+		}
+		vx3_rx_deliver(rxq, w0, w3);
 	}
 
 	vx3_rx_ring_refill(rxq, &rxq->ring[0], GFP_ATOMIC);
 	vx3_rx_ring_refill(rxq, &rxq->ring[1], GFP_ATOMIC);
-	/* Without head buffers the device drops every packet and raises no
-	 * interrupt to refill: keep polling until memory is back.
+	/* Without head buffers the device drops every packet and need not
+	 * raise an interrupt: try again a little later, without spinning.
 	 */
 	if (rxq->ring[0].fill == rxq->ring[0].used)
-		return budget;
+		mod_timer(&rxq->refill_timer, jiffies + VX3_RX_REFILL_RETRY);
 	return done;
 
 bad:
-	vx3_rx_drop(rxq, &rxq->stats.drop_bad);
+	vx3_rx_drop(rxq, VX3_RXS_DROP_BAD, SKB_DROP_REASON_DEV_HDR);
 	rxq->discard = false;
 	*bad = true;
 	return done;

@@ -70,12 +70,14 @@ void vx3_tx_ring_free(struct vx3_tx_ring *tx)
 /**
  * vx3_tx_ring_reset() - prepare an empty TX ring for activation
  * @tx: the ring
+ * @qd: its queue descriptor
  *
  * Every descriptor gets generation 0 (not owned by the device), both
  * sides start at position 0 with generation 1.
  */
-void vx3_tx_ring_reset(struct vx3_tx_ring *tx)
+void vx3_tx_ring_reset(struct vx3_tx_ring *tx, struct vx3_tx_queue_desc *qd)
 {
+	tx->qd = qd;
 	memset(tx->desc, 0, tx->size * sizeof(*tx->desc));
 	memset(tx->comp, 0, tx->size * sizeof(*tx->comp));
 	memset(tx->buf, 0, tx->size * sizeof(*tx->buf));
@@ -108,12 +110,21 @@ void vx3_tx_ring_drain(struct vx3_tx_ring *tx)
 
 		vx3_tx_unmap(tx, b);
 		if (b->skb) {
-			dev_kfree_skb_any(b->skb);
+			dev_kfree_skb_any_reason(b->skb,
+						 SKB_DROP_REASON_DEV_READY);
 			b->skb = NULL;
 		}
 		tx->tail++;
 	}
 	netdev_tx_reset_queue(tx->txq);
+}
+
+/* Called by the xmit path only (under the queue's xmit lock) */
+static void vx3_tx_stat_inc(struct vx3_tx_ring *tx, enum vx3_tx_stat idx)
+{
+	u64_stats_update_begin(&tx->stats.syncp);
+	u64_stats_inc(&tx->stats.cnt[idx]);
+	u64_stats_update_end(&tx->stats.syncp);
 }
 
 static u32 vx3_tx_desc_count(const struct sk_buff *skb)
@@ -155,9 +166,7 @@ static int vx3_tx_offload(struct vx3_tx_ring *tx, struct sk_buff *skb,
 		*w2 |= FIELD_PREP(VX3_TXD_MSSCOF, skb_shinfo(skb)->gso_size);
 		*w3 |= FIELD_PREP(VX3_TXD_OM, VX3_OM_TSO) |
 		       FIELD_PREP(VX3_TXD_HLEN, hlen);
-		u64_stats_update_begin(&tx->stats.syncp);
-		tx->stats.tso++;
-		u64_stats_update_end(&tx->stats.syncp);
+		vx3_tx_stat_inc(tx, VX3_TXS_TSO);
 		return 0;
 	}
 
@@ -173,9 +182,7 @@ static int vx3_tx_offload(struct vx3_tx_ring *tx, struct sk_buff *skb,
 	*w2 |= FIELD_PREP(VX3_TXD_MSSCOF, start + skb->csum_offset);
 	*w3 |= FIELD_PREP(VX3_TXD_OM, VX3_OM_CSUM) |
 	       FIELD_PREP(VX3_TXD_HLEN, start);
-	u64_stats_update_begin(&tx->stats.syncp);
-	tx->stats.csum++;
-	u64_stats_update_end(&tx->stats.syncp);
+	vx3_tx_stat_inc(tx, VX3_TXS_CSUM);
 	return 0;
 }
 
@@ -212,24 +219,49 @@ static void vx3_tx_post(struct vx3_tx_ring *tx, u32 *pos, dma_addr_t dma,
 	}
 }
 
-static void vx3_tx_unwind(struct vx3_tx_ring *tx, u32 from, u32 to)
+/* Take back the descriptors of a packet that could not be mapped whole:
+ * all but the first were written with the device's generation, so they
+ * get the other one again before anything reuses the slots.
+ */
+static void vx3_tx_unwind(struct vx3_tx_ring *tx, u32 first, u32 pos)
 {
 	u32 mask = tx->size - 1;
+	u32 p;
 
-	for (; from != to; from++)
-		vx3_tx_unmap(tx, &tx->buf[from & mask]);
+	for (p = first; p != pos; p++) {
+		struct vx3_desc *d = &tx->desc[p & mask];
+
+		vx3_tx_unmap(tx, &tx->buf[p & mask]);
+		if (p == first)
+			continue;
+		if (vx3_ring_gen(p, tx->size))
+			d->w[2] &= ~cpu_to_le32(VX3_TXD_GEN);
+		else
+			d->w[2] |= cpu_to_le32(VX3_TXD_GEN);
+	}
+	dma_wmb();
 }
 
-static void vx3_tx_drop(struct vx3_tx_ring *tx, struct sk_buff *skb,
-			bool map_err)
+/* Tell the device where the published descriptors end: TXPROD takes the
+ * index of the next free descriptor. The caller has set txNumDeferred to
+ * 0 already.
+ */
+static void vx3_tx_doorbell(struct vx3_tx_ring *tx)
 {
-	dev_kfree_skb_any(skb);
-	u64_stats_update_begin(&tx->stats.syncp);
-	if (map_err)
-		tx->stats.map_err++;
-	else
-		tx->stats.drops++;
-	u64_stats_update_end(&tx->stats.syncp);
+	writel(tx->head & (tx->size - 1), tx->doorbell);
+	vx3_tx_stat_inc(tx, VX3_TXS_DOORBELLS);
+}
+
+/* Drop a packet; if it ended a batch, ring for the ones already published */
+static void vx3_tx_drop(struct vx3_tx_ring *tx, struct sk_buff *skb,
+			enum vx3_tx_stat idx, enum skb_drop_reason reason)
+{
+	dev_kfree_skb_any_reason(skb, reason);
+	vx3_tx_stat_inc(tx, idx);
+	if (!netdev_xmit_more() && tx->qd->num_deferred) {
+		tx->qd->num_deferred = 0;
+		vx3_tx_doorbell(tx);
+	}
 }
 
 /**
@@ -238,37 +270,47 @@ static void vx3_tx_drop(struct vx3_tx_ring *tx, struct sk_buff *skb,
  * @netdev: the net_device
  *
  * The packet is published whole: its descriptors are written with the
- * device's generation except the first one, which is flipped last. The
- * doorbell is rung once per batch (netdev_xmit_more()).
+ * device's generation except the first one. Everything the completion
+ * path reads (the skb, the mappings, the ring head, BQL) is recorded
+ * before that first descriptor's generation is flipped, because the
+ * device may take the packet then, before any doorbell. The flip is the
+ * last write before the doorbell.
  *
- * Return: NETDEV_TX_OK, or NETDEV_TX_BUSY if the ring is full.
+ * txNumDeferred counts the packets published since the last TXPROD
+ * write; TXPROD (the index of the next free descriptor) is written at the
+ * end of every xmit_more batch, when BQL asks for it, and whenever
+ * txNumDeferred reaches the device's txThreshold.
+ *
+ * Return: NETDEV_TX_OK; packets that cannot be sent are dropped.
  */
 netdev_tx_t vx3_start_xmit(struct sk_buff *skb, struct net_device *netdev)
 {
 	struct vx3_priv *priv = netdev_priv(netdev);
 	u32 w2 = 0, w3 = 0, first, pos, eop, need, i;
+	u32 deferred, threshold;
 	struct vx3_tx_ring *tx;
 	struct vx3_desc *d;
+	bool ring, stopped;
 	dma_addr_t dma;
 	u32 len;
 
 	tx = &priv->qs->vec[skb_get_queue_mapping(skb)]->tx;
 
 	need = vx3_tx_desc_count(skb);
-	if (unlikely(need > vx3_tx_free_desc(tx))) {
-		if (need > tx->size) {
-			vx3_tx_drop(tx, skb, false);
-			return NETDEV_TX_OK;
-		}
+	if (unlikely(need > VX3_TX_DESC_NEEDED)) {
+		vx3_tx_drop(tx, skb, VX3_TXS_DROPS,
+			    SKB_DROP_REASON_PKT_TOO_BIG);
+		return NETDEV_TX_OK;
+	}
+	/* The queue is stopped while fewer than VX3_TX_DESC_NEEDED are free */
+	if (WARN_ON_ONCE(need > vx3_tx_free_desc(tx))) {
 		netif_tx_stop_queue(tx->txq);
-		u64_stats_update_begin(&tx->stats.syncp);
-		tx->stats.busy++;
-		u64_stats_update_end(&tx->stats.syncp);
-		return NETDEV_TX_BUSY;
+		vx3_tx_drop(tx, skb, VX3_TXS_DROPS, SKB_DROP_REASON_FULL_RING);
+		return NETDEV_TX_OK;
 	}
 
 	if (vx3_tx_offload(tx, skb, &w2, &w3)) {
-		vx3_tx_drop(tx, skb, false);
+		vx3_tx_drop(tx, skb, VX3_TXS_DROPS, SKB_DROP_REASON_NOMEM);
 		return NETDEV_TX_OK;
 	}
 	if (skb_vlan_tag_present(skb))
@@ -298,31 +340,34 @@ netdev_tx_t vx3_start_xmit(struct sk_buff *skb, struct net_device *netdev)
 	eop = (pos - 1) & (tx->size - 1);
 	tx->desc[eop].w[3] |= cpu_to_le32(VX3_TXD_EOP | VX3_TXD_CQ);
 	tx->buf[eop].skb = skb;
+	WRITE_ONCE(tx->head, pos);
+	skb_tx_timestamp(skb);
+
+	stopped = !netif_txq_maybe_stop(tx->txq, vx3_tx_free_desc(tx),
+					VX3_TX_DESC_NEEDED,
+					VX3_TX_WAKE_THRESH);
+	if (stopped)
+		vx3_tx_stat_inc(tx, VX3_TXS_STOPS);
+	ring = __netdev_tx_sent_queue(tx->txq, skb->len, netdev_xmit_more());
+
+	/* The device writes txThreshold; 0 would mean every packet */
+	deferred = le32_to_cpu(tx->qd->num_deferred) + 1;
+	threshold = le32_to_cpu(READ_ONCE(tx->qd->threshold));
+	ring |= deferred >= threshold;
+	tx->qd->num_deferred = cpu_to_le32(ring ? 0 : deferred);
 
 	/* Publish the packet: flip the first descriptor's generation last */
 	d = &tx->desc[first & (tx->size - 1)];
 	dma_wmb();
 	d->w[2] ^= cpu_to_le32(VX3_TXD_GEN);
 
-	WRITE_ONCE(tx->head, pos);
-	skb_tx_timestamp(skb);
-
-	if (!netif_txq_maybe_stop(tx->txq, vx3_tx_free_desc(tx),
-				  VX3_TX_DESC_NEEDED, VX3_TX_WAKE_THRESH)) {
-		u64_stats_update_begin(&tx->stats.syncp);
-		tx->stats.stops++;
-		u64_stats_update_end(&tx->stats.syncp);
-	}
-	if (__netdev_tx_sent_queue(tx->txq, skb->len, netdev_xmit_more()))
-		writel(0, tx->doorbell);
+	if (ring)
+		vx3_tx_doorbell(tx);
 	return NETDEV_TX_OK;
 
 err_map:
 	vx3_tx_unwind(tx, first, pos);
-	vx3_tx_drop(tx, skb, true);
-	/* Descriptors of an earlier batch may still wait for the doorbell */
-	if (!netdev_xmit_more())
-		writel(0, tx->doorbell);
+	vx3_tx_drop(tx, skb, VX3_TXS_MAP_ERR, SKB_DROP_REASON_NOMEM);
 	return NETDEV_TX_OK;
 }
 
@@ -338,7 +383,7 @@ bool vx3_tx_clean(struct vx3_tx_ring *tx, int budget)
 {
 	u32 mask = tx->size - 1, tail = tx->tail;
 	u32 pkts = 0, bytes = 0;
-	bool ok = true;
+	bool ok = true, woken;
 
 	for (;;) {
 		struct vx3_desc *c = &tx->comp[tx->comp_head & mask];
@@ -374,19 +419,17 @@ bool vx3_tx_clean(struct vx3_tx_ring *tx, int budget)
 
 	WRITE_ONCE(tx->tail, tail);
 
-	u64_stats_update_begin(&tx->cstats.syncp);
-	tx->cstats.packets += pkts;
-	tx->cstats.bytes += bytes;
-	if (!ok)
-		tx->cstats.bad_comp++;
-	u64_stats_update_end(&tx->cstats.syncp);
+	woken = !netif_txq_completed_wake(tx->txq, pkts, bytes,
+					  vx3_tx_free_desc(tx),
+					  VX3_TX_WAKE_THRESH);
 
-	if (!netif_txq_completed_wake(tx->txq, pkts, bytes,
-				      vx3_tx_free_desc(tx),
-				      VX3_TX_WAKE_THRESH)) {
-		u64_stats_update_begin(&tx->cstats.syncp);
-		tx->cstats.wakes++;
-		u64_stats_update_end(&tx->cstats.syncp);
-	}
+	u64_stats_update_begin(&tx->cstats.syncp);
+	u64_stats_add(&tx->cstats.cnt[VX3_TXCS_PACKETS], pkts);
+	u64_stats_add(&tx->cstats.cnt[VX3_TXCS_BYTES], bytes);
+	if (woken)
+		u64_stats_inc(&tx->cstats.cnt[VX3_TXCS_WAKES]);
+	if (!ok)
+		u64_stats_inc(&tx->cstats.cnt[VX3_TXCS_BAD_COMP]);
+	u64_stats_update_end(&tx->cstats.syncp);
 	return ok;
 }
