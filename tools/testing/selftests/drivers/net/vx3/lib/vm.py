@@ -50,6 +50,17 @@ VARIANTS = {
                   "iommu.strict=1",
         "qemu": ["-device", "intel-iommu,caching-mode=off"],
     },
+    # ACPI S3 enabled (QEMU's q35 default has it off): test_pm.py
+    "s3": {
+        "append": "slub_debug=FZPU page_poison=1",
+        "qemu": ["-global", "ICH9-LPC.disable_s3=0"],
+    },
+    # A tiny bounce pool (swiotlb=force): DMA mappings fail under load,
+    # test_dmaerr.py
+    "swiotlb-tiny": {
+        "append": "slub_debug=FZPU page_poison=1 swiotlb=512,force",
+        "qemu": [],
+    },
 }
 
 QEMU = "qemu-system-x86_64"
@@ -222,6 +233,7 @@ class VM:
         self.qmp_sock = None
         self._qmp_file = None
         self._qmp_lock = threading.Lock()
+        self.qmp_events = []		# QMP events seen, oldest first
         self._send_lock = threading.Lock()
         self._pending = {}
         self._cond = threading.Condition()
@@ -372,6 +384,9 @@ class VM:
                 raise VMCrash("QMP connection closed")
             msg = json.loads(line)
             if "event" in msg:
+                # Kept for tests (e.g. SUSPEND/WAKEUP in test_pm.py)
+                self.qmp_events.append(msg)
+                del self.qmp_events[:-200]
                 continue
             return msg
 
@@ -663,6 +678,12 @@ BAD_DMESG = [
 ]
 BAD_DMESG_RE = re.compile("|".join(f"(?:{p})" for p in BAD_DMESG))
 _TS_RE = re.compile(r"^\[\s*(\d+\.\d+)\]")
+# A line of QEMU's "log" trace backend ("[PID@SEC.USEC:]EVENT args"), for
+# the trace events tests may enable at run time (lib/devside.py); QEMU
+# writes them into the -D log file next to the guest_errors messages.
+TRACE_EVENTS = ("memory_region_ops_write",)
+TRACE_LINE_RE = re.compile(rb"^(?:\d+@\d+\.\d+:)?(?:" +
+                           "|".join(TRACE_EVENTS).encode() + rb") ")
 
 
 class LogScanner:
@@ -705,6 +726,16 @@ class LogScanner:
                 self.gerr_off = f.tell()
         except OSError:
             new = b""
+        # A test may declare QEMU messages it expects (vm.guest_errors_ok,
+        # a compiled regex matched against each line), e.g. test_pm.py
+        ok_re = getattr(self.vm, "guest_errors_ok", None)
+        if ok_re is not None:
+            new = b"".join(ln for ln in new.splitlines(keepends=True)
+                           if not ok_re.search(ln.decode(errors="replace")))
+        # Trace events switched on at run time (lib/devside.py) share
+        # QEMU's one log file with guest_errors: they are not errors.
+        new = b"\n".join(ln for ln in new.split(b"\n")
+                         if not TRACE_LINE_RE.match(ln))
         if new.strip():
             problems.append("QEMU guest_errors log is not empty:\n" +
                             new.decode(errors="replace")[:3000])
