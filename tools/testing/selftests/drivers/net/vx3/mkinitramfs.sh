@@ -6,9 +6,9 @@
 # Usage: mkinitramfs.sh KVER OUTPUT.cpio [VX3_KO]
 #
 # Contents: busybox-static (with applet symlinks), dash as /bin/sh, iperf, mpstat, ethtool,
-# ip, their shared libraries, vx3-nl and vx3-udp (built here, static),
+# ip, tc, their shared libraries, vx3-nl and vx3-udp (built here, static),
 # guest/init + guest/agent.sh, and the modules
-# vmxnet3, 8021q and (if given and present) vx3, with their dependencies,
+# vmxnet3, 8021q, bridge and (if given and present) vx3, with their dependencies,
 # decompressed (busybox modprobe cannot read .ko.xz) and indexed by depmod.
 
 set -euo pipefail
@@ -46,7 +46,7 @@ copy_with_libs() {
 copy_with_libs /usr/bin/dash
 ln -sf /usr/bin/dash "$STAGE/bin/sh"
 
-for b in /usr/bin/iperf /usr/bin/mpstat /usr/sbin/ethtool /usr/sbin/ip; do
+for b in /usr/bin/iperf /usr/bin/mpstat /usr/sbin/ethtool /usr/sbin/ip /usr/sbin/tc; do
 	copy_with_libs "$b"
 done
 # More host binaries on request, e.g. VX3_EXTRA_BINS=/usr/bin/perf for
@@ -97,7 +97,7 @@ add_mod() { # name-or-path
 	esac
 }
 
-for m in vmxnet3 8021q virtio_console virtio_pci; do
+for m in vmxnet3 8021q bridge virtio_console virtio_pci; do
 	add_mod "$m"
 done
 if [ -n "$VX3_KO" ] && [ -f "$VX3_KO" ]; then

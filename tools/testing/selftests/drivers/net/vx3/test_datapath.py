@@ -25,7 +25,7 @@ rx_split_mtu1500, rx_split_mtu9000 (vx3 only: driver counters)
 tcp_integrity_mtu1500, tcp_integrity_mtu9000
     32 MiB (MTU 1500, IPv4) and 16 MiB (MTU 9000, IPv6) of random data over
     TCP each way; SHA-256 compared at both ends (peer -> guest exercises
-    HW-GRO aggregates on vx3).
+    LRO aggregates).
 udp_integrity_mtu1500, udp_integrity_mtu9000
     vx3-udp datagrams of random sizes (16..4000 bytes at MTU 1500, i.e.
     partly IP-fragmented; 16..8972 at MTU 9000) each way, every arrived

@@ -19,6 +19,15 @@ monotonic (vx3 only: vmxnet3's counters restart at every activation)
     and a TX channel change; traffic after each step is counted, and the
     qstats totals still equal ip -s link (the counters of freed queues are
     folded into the base).
+rx_missed
+    Out-of-buffer drops: RX ring shrunk to 32 buffers (ethtool -G rx 32)
+    and a UDP flood from the peer (vx3-udp, no rate limit). vx3: the
+    device's pktsRxOutOfBuf are rx_missed_errors only - rx_missed_errors
+    grows, rx_dropped grows by less (the same drops must not be counted
+    twice, Documentation/networking/statistics.rst), and the netdev qstats
+    device totals report them as rx-hw-drop-overruns (equal to
+    rx_missed_errors) and carry tx-hw-drops. vmxnet3 (reference): the
+    deltas are printed.
 qstats_while_down (vx3 only)
     qstats-get (device totals) while the interface is down works and
     reports the totals from before the down; per-queue stats are empty.
@@ -28,8 +37,10 @@ qstats_while_down (vx3 only)
 
 import time
 
+import shlex
+
 from lib.nic import (diag, ifindex, link_stats, only_vx3, ping, qstats,
-                     reset_nic, rings, setup_nic, udp_integrity,
+                     reset_nic, rings, setup_nic, tool, udp_integrity,
                      wait_carrier)
 
 NICS = 1
@@ -181,6 +192,66 @@ def test_monotonic(ctx):
                    f"after {name}: {n} datagrams arrived but rx_packets "
                    f"grew by {a['rx_packets'] - b['rx_packets']}")
         _totals_match(ctx, f"after {name}")
+
+
+def _idle_stats(ctx):
+    """(ip -s link, qstats totals or None) read while the link is idle."""
+    vm, ifn = ctx.vm, ctx.ifname(1)
+    idx = ifindex(vm, ifn)
+    for _ in range(10):
+        a = link_stats(vm, ifn)
+        q = qstats(vm, idx) if ctx.driver == "vx3" else None
+        if link_stats(vm, ifn) == a:
+            return a, q
+        time.sleep(0.5)
+    raise AssertionError("counters never stood still")
+
+
+def test_rx_missed(ctx):
+    reset_nic(ctx)
+    vm, ifn = ctx.vm, ctx.ifname(1)
+    cur = rings(vm, ifn)[1]
+    udp = shlex.quote(tool(vm, "vx3-udp"))
+    try:
+        vm.check(f"ethtool -G {ifn} rx 32")
+        wait_carrier(ctx)
+        ping(ctx)
+        a, qa = _idle_stats(ctx)
+        missed = 0
+        for i in range(5):
+            vm.peer_check(1, f"{udp} send {vm.guest_ip4(1)} 5890 20000 "
+                             f"1000 1000 {i + 1}", timeout=120)
+            b = link_stats(vm, ifn)
+            missed = b["rx_missed_errors"] - a["rx_missed_errors"]
+            if missed > 100:
+                break
+        time.sleep(1)
+        b, qb = _idle_stats(ctx)
+    finally:
+        vm.check(f"ethtool -G {ifn} rx {cur['RX']}")
+        wait_carrier(ctx)
+    d = {k: b[k] - a[k] for k in ("rx_packets", "rx_missed_errors",
+                                  "rx_dropped", "rx_errors",
+                                  "rx_over_errors", "rx_fifo_errors")}
+    diag(f"{ctx.driver}: UDP flood into a 32-buffer RX ring: {d}")
+    if ctx.driver != "vx3":
+        return
+    missed = d["rx_missed_errors"]
+    ctx.expect(missed > 0, f"no out-of-buffer drop counted in "
+               f"rx_missed_errors after the flood: {d}")
+    ctx.expect(d["rx_dropped"] < missed,
+               f"rx_dropped grew by {d['rx_dropped']} with "
+               f"{missed} rx_missed_errors: the device's out-of-buffer "
+               f"drops are counted twice")
+    diag(f"vx3 qstats after the flood: {qb}")
+    for k in ("rx-hw-drop-overruns", "tx-hw-drops"):
+        ctx.expect(k in qb, f"qstats has no {k}: {qb}")
+    ctx.expect(qb["rx-hw-drop-overruns"] == b["rx_missed_errors"],
+               f"qstats rx-hw-drop-overruns {qb['rx-hw-drop-overruns']} "
+               f"!= rx_missed_errors {b['rx_missed_errors']}")
+    grew = qb["rx-hw-drop-overruns"] - qa.get("rx-hw-drop-overruns", 0)
+    ctx.expect(grew == missed, f"qstats rx-hw-drop-overruns grew by "
+               f"{grew}, rx_missed_errors by {missed}")
 
 
 @only_vx3("vmxnet3 implements no netdev queue stats (qstats)")

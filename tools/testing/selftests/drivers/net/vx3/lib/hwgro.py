@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Helpers of the HW-GRO tests (test_hwgro.py, test_forward.py).
+"""Helpers of the LRO tests (test_hwgro.py, test_forward.py, test_qinq.py).
 
-The device aggregates TCP streams (uptFeatures LRO). vx3 offers that as
-rx-gro-hw (NETIF_F_GRO_HW), the in-tree vmxnet3 as lro (NETIF_F_LRO).
+The device aggregates TCP streams (uptFeatures LRO). vx3 and the in-tree
+vmxnet3 both offer that as lro (NETIF_F_LRO), which the stack turns off
+when forwarding is enabled or the device joins a bridge. vx3 counts the
+aggregates in ethtool -S rx<q>_lro_packets/_segs/_bytes (LRO_COUNTERS).
 Transfers move a random file over TCP and compare its SHA-256 at both
 ends; captures record the frame sizes a peer namespace receives.
 """
@@ -17,9 +19,13 @@ from lib.test import write_random
 
 # Driver -> (ethtool -K name, ethtool -k name) of the device's aggregation
 AGG_FEATURE = {
-    "vx3": ("rx-gro-hw", "rx-gro-hw"),
+    "vx3": ("lro", "large-receive-offload"),
     "vmxnet3": ("lro", "large-receive-offload"),
 }
+
+# vx3 ethtool -S counters of queue 0's aggregates
+LRO_PACKETS, LRO_SEGS, LRO_BYTES = LRO_COUNTERS = (
+    "rx0_lro_packets", "rx0_lro_segs", "rx0_lro_bytes")
 
 # Ethernet header plus a VLAN tag: what a frame may carry beyond the MTU
 L2_MAX = 18
@@ -41,7 +47,7 @@ def set_agg(ctx, ifn, on):
 
 
 def agg_state(ctx, ifn):
-    """The `ethtool -k` line of the aggregation, e.g. "rx-gro-hw: on"."""
+    """The `ethtool -k` line of the aggregation (large-receive-offload)."""
     name = AGG_FEATURE[ctx.driver][1]
     out = ctx.vm.check(f"ethtool -k {ifn}")
     m = re.search(rf"^{re.escape(name)}: .*$", out, re.M)

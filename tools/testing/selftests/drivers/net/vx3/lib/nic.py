@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """Helpers of the NIC tests (lifecycle, datapath, reconfig, stats).
 
-Guest side: iperf, busybox (nc, sha256sum, ping, netstat), ethtool, ip and
+Guest side: iperf, busybox (nc, sha256sum, ping, netstat), ethtool, ip, tc and
 the static test tools vx3-nl (netdev netlink: qstats, page pools) and
 vx3-udp (UDP integrity). Peer side (the host, inside the peer namespace):
 iperf, socat, busybox ping, python3 and vx3-udp from build/vx3-tools/
