@@ -16,6 +16,7 @@ $VX3_SERIES_CACHE (default /var/cache/vx3/series) and are made once.
 """
 
 import argparse
+import csv
 import fcntl
 import glob
 import hashlib
@@ -25,6 +26,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -282,26 +284,143 @@ def kernel_files(version):
 # make series
 
 
+# The committed make bench table (with its date and setup) the cover
+# letter carries when there is no local make bench run
+BENCH_COMMITTED = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                               "bench-results.txt")
+
+
+def fmt_med(v, nd):
+    return "-" if v is None else f"{v:.{nd}f}"
+
+
+def local_bench_table(md):
+    """A compact table (medians) of a local make bench run, from the
+    summary.csv next to its performance.md; None if it has no TCP cells."""
+    path = os.path.join(os.path.dirname(md), "summary.csv")
+    try:
+        with open(path, encoding="utf-8", newline="") as f:
+            rows = list(csv.DictReader(f))
+    except OSError:
+        return None
+    med, reps = {}, 0
+    for r in rows:
+        # "lro" since the device's aggregation is LRO; older runs: "gro"
+        agg = r.get("lro", r.get("gro", ""))
+        med[(r["exp"], r["par"], agg, r["cell"], r["metric"])] = \
+            float(r["median"])
+        reps = max(reps, int(r["n"]))
+
+    def m(exp, par, agg, cell, metric):
+        return med.get((exp, par, agg, cell, metric))
+    pars = sorted({k[1] for k in med if k[0] == "rx"}, key=int,
+                  reverse=True)
+    tpar = sorted({k[1] for k in med if k[0] == "tx"})
+    hdr = (f"  {'':24}{'Gbit/s':>8}{'':8}{'vCPU-s/GB':>11}{'':9}"
+           f"{'retrans':>8}",
+           f"  {'':24}{'tap':>8}{'goodput':>8}{'tap':>10}{'goodput':>10}"
+           f"{'%':>8}")
+    out = []
+
+    def tcp_line(label, key):
+        return (f"    {label:22}{fmt_med(m(*key, 'gbps'), 3):>8}"
+                f"{fmt_med(m(*key, 'good_gbps'), 3):>8}"
+                f"{fmt_med(m(*key, 'vcpu_s_per_gb'), 2):>10}"
+                f"{fmt_med(m(*key, 'vcpu_s_per_gb_good'), 2):>10}"
+                f"{fmt_med(m(*key, 'retrans_pct'), 2):>8}")
+    for par in pars:
+        out.append(f"  Receive, iperf -P {par}, peer -> guest")
+        out += hdr
+        for agg in ("0", "1"):
+            for cell, label in (("copy", "vx3 copy"),
+                                ("bskb", "vx3 build_skb"),
+                                ("vmxnet3", "vmxnet3")):
+                out.append(tcp_line(f"lro {'on' if agg == '1' else 'off'} "
+                                    f"{label}", ("rx", par, agg, cell)))
+        out.append("")
+    for par in tpar:
+        out.append(f"  Transmit, iperf -P {par}, guest -> peer")
+        out += hdr
+        for cell in ("vx3", "vmxnet3"):
+            out.append(tcp_line(cell, ("tx", par, "", cell)))
+        out.append("")
+    if any(k[0] == "fwd" for k in med):
+        out.append("  Forwarding 64-byte UDP frames (trafgen), "
+                   "peer 1 -> guest -> peer 2")
+        out.append(f"  {'':24}{'offered kpps':>14}{'forwarded kpps':>16}"
+                   f"{'vCPU-s/Mpkt':>13}")
+        for cell, label in (("vx3", "vx3 rx-copybreak 256"),
+                            ("bskb", "vx3 build_skb"),
+                            ("vmxnet3", "vmxnet3")):
+            key = ("fwd", "1", "", cell)
+            off, fwd = m(*key, "offered_pps"), m(*key, "fwd_pps")
+            out.append(f"    {label:22}"
+                       f"{fmt_med(off / 1e3 if off else None, 1):>14}"
+                       f"{fmt_med(fwd / 1e3 if fwd else None, 2):>16}"
+                       f"{fmt_med(m(*key, 'vcpu_s_per_mpkt'), 1):>13}")
+        out.append("")
+    if not out:
+        return None
+    return reps, "\n".join(out).rstrip("\n")
+
+
 def bench_table():
-    """The results table of the latest make bench, or a note."""
+    """The make bench table for the cover letter: of the latest local run
+    if there is one (saying so), else the committed one."""
     # make bench writes build/bench/<YYYYmmdd-HHMMSS>/
     found = sorted(f for f in glob.glob(os.path.join(
         ROOT, "build", "bench", "*", "performance.md"))
         if re.fullmatch(r"\d{8}-\d{6}", os.path.basename(
             os.path.dirname(f))))
-    if not found:
-        return "make bench results: not yet measured"
-    md = found[-1]
-    with open(md, encoding="utf-8") as f:
-        text = f.read()
-    blocks = re.findall(r"(?ms)^```[^\n]*\n(.*?)^```", text)
-    env = dict(re.findall(r"(?m)^- (date|git): (.*)$", text))
-    if not blocks:
-        return "make bench results: not yet measured"
-    table = max(blocks, key=len).rstrip("\n")
-    rel = os.path.relpath(md, ROOT)
-    return (f"make bench results ({rel}, {env.get('date', '?')}, "
-            f"git {env.get('git', '?')}):\n\n{table}")
+    local = local_bench_table(found[-1]) if found else None
+    if local:
+        md = found[-1]
+        with open(md, encoding="utf-8") as f:
+            text = f.read()
+        env = dict(re.findall(r"(?m)^- (date|git|qemu|host_cpu|"
+                              r"guest_kernel): (.*)$", text))
+        cmd = re.search(r"(?m)^# runs (.*)$", text)
+        reps, table = local
+        rel = os.path.relpath(os.path.dirname(md), ROOT)
+        intro = (f"make bench results of a local run, not the committed "
+                 f"table ({rel}/, {env.get('date', '?')}, git "
+                 f"{env.get('git', '?')}; {env.get('qemu', '?')}, "
+                 f"{env.get('host_cpu', '?')}, guest "
+                 f"{env.get('guest_kernel', '?')}; "
+                 f"{cmd.group(1) if cmd else 'bench.py'}). Medians of "
+                 f"{reps} repetition{'s' if reps != 1 else ''}; Gbit/s "
+                 "and vCPU-s/GB (QEMU's vCPU thread CPU time per GB) of "
+                 "the bytes on the peer's tap, retransmissions included, "
+                 "and of TCP goodput; retrans: the sender's TCP "
+                 "retransmitted segments in % of those it sent. All "
+                 f"columns with [min-max] are in {rel}/results.txt:")
+        return textwrap.fill(intro, 72) + f"\n\n{table}"
+    try:
+        with open(BENCH_COMMITTED, encoding="utf-8") as f:
+            return f.read().rstrip("\n")
+    except OSError:
+        raise Fail(f"{os.path.relpath(BENCH_COMMITTED, ROOT)} is missing: "
+                   "the cover letter needs the measured table")
+
+
+PLACEHOLDER_RE = re.compile(r"@(?:[\w-]+\.)*example\.(?:org|com|net)>?$",
+                            re.I)
+
+
+def cover_notes(who):
+    """Notes for below the cover letter's --- line."""
+    notes = []
+    if PLACEHOLDER_RE.search(who):
+        notes.append(
+            f"The MAINTAINERS M: address ({who}) is a placeholder the "
+            "submitter replaces with their own before posting; the "
+            "patches' author, committer and Signed-off-by are taken from "
+            "it, so run make series again after replacing it.")
+    if not notes:
+        return ""
+    return "\n---\nNotes:\n\n" + "\n\n".join(
+        textwrap.fill(n, 72, initial_indent="- ", subsequent_indent="  ")
+        for n in notes)
 
 
 def commit_message(p, who):
@@ -361,6 +480,7 @@ def make_series(timing):
         text = f.read()
     body = "\n".join(series.spec.cover_body).replace("{bench}",
                                                       bench_table())
+    body += cover_notes(who)
     if "*** SUBJECT HERE ***" not in text or "*** BLURB HERE ***" not in text:
         raise Fail("unexpected cover letter template from git format-patch")
     text = text.replace("*** SUBJECT HERE ***", series.spec.cover_subject)

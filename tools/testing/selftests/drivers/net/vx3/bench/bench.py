@@ -6,16 +6,20 @@
              [--pin none|vcpu|split] [--smoke] [--profile] [--outdir DIR]
 
 Experiment "rx" (the build_skb patch): iperf 2 from the peer namespace to
-`iperf -s` in the guest, cells rx-gro-hw {off, on} x {vx3 copy path
-(rx-copybreak 16383), vx3 build_skb path (rx-copybreak 0), vmxnet3 (lro)},
-with -P PARALLEL and -P 1. Experiment "tx": guest to peer, vx3 vs vmxnet3.
+`iperf -s` in the guest, cells device aggregation (`ethtool -K DEV lro`)
+{off, on} x {vx3 copy path (rx-copybreak 16383), vx3 build_skb path
+(rx-copybreak 0), vmxnet3}, with -P PARALLEL and -P 1. Experiment "tx":
+guest to peer, vx3 vs vmxnet3. Every TCP cell also reports the sender's
+retransmissions and the goodput over the window, and the cost per GB of
+goodput beside the cost per GB on the tap.
 Experiment "fwd" (the no-recycling patch): the guest routes 64-byte UDP
 frames from trafgen in peer 1 to peer 2.
 
 Cells are interleaved within each repetition (order reversed every other
 repetition); drivers are switched by rmmod/modprobe in one boot. Costs are
-measured from the host: QEMU's vCPU thread CPU time per GB (or per million
-packets). Nothing here asserts a number. See README in this directory.
+measured from the host: QEMU's vCPU thread CPU time per GB (of tap bytes
+and of TCP goodput) or per million packets. Nothing here asserts a
+number. See README in this directory.
 """
 
 import argparse
@@ -121,6 +125,9 @@ class Bench:
         self.notes = []
         self.pin_gen = []
         self.fwd_ready = False
+        # vx3's name for the device's aggregation: "lro" (NETIF_F_LRO);
+        # older vx3 builds offered it as "rx-gro-hw" (found in use())
+        self.vx3_agg = "lro"
         self.ncpu = os.cpu_count()
 
     # --- VM and driver ---------------------------------------------------
@@ -133,7 +140,8 @@ class Bench:
         log(f"guest up in {self.vm.boot_time:.1f}s (runid {self.vm.runid})")
         self.pin()
         # Forwarding stays off outside the forwarding experiment: turning
-        # it on makes the stack disable NETIF_F_LRO (vmxnet3's HW GRO).
+        # it on makes the stack disable NETIF_F_LRO (the device's
+        # aggregation in both drivers).
         self.fwd_off()
         # One receive server for the whole run; it outlives driver reloads.
         # The guest's iperf runs at nice 19 (here and for transmit): the
@@ -203,6 +211,9 @@ class Bench:
                 f"[ -n \"$i\" ] || {{ echo no NIC {n}; exit 1; }}\n"
                 f"echo if{n} $i "
                 "$(basename $(readlink /sys/class/net/$i/device/driver))\n"
+                # LRO [fixed] (not offered): an older vx3 with rx-gro-hw
+                f"echo lrofixed{n} $(ethtool -k $i | "
+                "grep -c '^large-receive-offload: .*fixed')\n"
                 f"ip addr add {vm.guest_ip4(n)}/24 dev $i && "
                 f"ip -6 addr add {vm.guest_ip6(n)}/64 dev $i nodad && "
                 "ip link set $i up || exit 1\n")
@@ -215,6 +226,10 @@ class Bench:
         ifn = {}
         for line in out.splitlines():
             f = line.split()
+            if drv == "vx3" and f[:2] == ["lrofixed1", "1"]:
+                self.vx3_agg = "rx-gro-hw"
+            elif drv == "vx3" and f[:2] == ["lrofixed1", "0"]:
+                self.vx3_agg = "lro"
             if len(f) == 3 and f[0] in ("if1", "if2"):
                 if f[2] != drv:
                     raise vmlib.VMError(f"{f[1]} is bound to {f[2]}, "
@@ -244,10 +259,12 @@ class Bench:
                 raise vmlib.VMError(f"`ethtool {args}` did not take, no "
                                     f"`{want}`:\n{out}")
 
-    @staticmethod
-    def gro(ifn, drv, on):
-        """Setting of HW GRO: rx-gro-hw for vx3, LRO for vmxnet3."""
-        feat, name = (("rx-gro-hw", "rx-gro-hw") if drv == "vx3" else
+    def gro(self, ifn, drv, on):
+        """Setting of the device's aggregation: `ethtool -K DEV lro` for
+        both drivers (rx-gro-hw for a vx3 that offers it under that
+        name)."""
+        feat, name = (("rx-gro-hw", "rx-gro-hw")
+                      if drv == "vx3" and self.vx3_agg == "rx-gro-hw" else
                       ("lro", "large-receive-offload"))
         val = "on" if on else "off"
         return (f"-K {ifn} {feat} {val}", f"-k {ifn}", f"{name}: {val}")
@@ -355,7 +372,7 @@ class Bench:
         self.rows.append(row)
 
     def rx_config(self, path, gro):
-        """Load the driver of receive path `path`, set HW GRO; guest ifname."""
+        """Load the driver of receive path `path`, set LRO; guest ifname."""
         drv = RX_PATHS[path][0]
         ifn = self.use(drv)[1]
         sets = [self.gro(ifn, drv, gro)]
@@ -416,28 +433,37 @@ class Bench:
                                str(IPERF_PORT), "-t", str(secs + 120),
                                "-P", str(par), "-y", "C"])
         sampler = measure.Sampler(vm, [ifn, self.ifn[2]], taps=(1,),
-                                  ethtool=ifn)
+                                  ethtool=ifn, tcp_port=IPERF_PORT)
         sampler.gen_pids = [cli.pid]
         try:
             self.wait_flow("tx", cli)
             a, b, mp = self.measure(sampler, secs, f"mpstat 1 {secs}")
         finally:
             iout = self.host_stop(cli, signal.SIGINT, timeout=10)
-        row = self.base_row("rx", path, label, rep, gro=int(gro), par=par)
+        row = self.base_row("rx", path, label, rep, lro=int(gro), par=par)
         row.update(measure.window(a, b, a_.smp, [ifn, self.ifn[2]]))
         self.add_mpstat(row, mp)
         _, row["iperf_gbps"] = measure.iperf_rate(iout)
         self.rates(row, "tap1_tx_bytes", "g_rx_bytes")
-        # vx3's path counters over the window show the path taken.
+        # The sender is peer 1; what the guest's TCP received in order is
+        # what the sender saw acknowledged.
+        self.tcp(row, "peer", "p_tcp_", "p_bytes_acked")
+        # vx3's path counters over the window show the path taken (LRO
+        # counters under their older name rx0_hw_gro_* too).
         es0, es1 = a["ethtool"], b["ethtool"]
-        for k in ("rx0_build_skb", "rx0_copied", "rx0_hw_gro_packets",
-                  "rx0_drop_err"):
-            if k in es1:
-                row[k] = es1[k] - es0.get(k, 0)
+        for k, alt in (("rx0_build_skb", None), ("rx0_copied", None),
+                       ("rx0_lro_packets", "rx0_hw_gro_packets"),
+                       ("rx0_lro_segs", "rx0_hw_gro_segs"),
+                       ("rx0_drop_err", None)):
+            src = k if k in es1 else alt
+            if src in es1:
+                row[k] = es1[src] - es0.get(src, 0)
         self.finish(row, t0)
-        log(f"rx P{par} gro-{'on' if gro else 'off'} {label:14} rep {rep}: "
-            f"{row['gbps']:.3f} Gbit/s, {fmt(row.get('vcpu_s_per_gb'))} "
-            f"vCPU-s/GB, %soft {fmt(row['mp_soft'])}"
+        log(f"rx P{par} lro-{'on' if gro else 'off'} {label:14} rep {rep}: "
+            f"{row['gbps']:.3f} Gbit/s tap, {fmt(row.get('good_gbps'), 3)} "
+            f"goodput, {fmt(row.get('vcpu_s_per_gb'))} vCPU-s/GB tap, "
+            f"{fmt(row.get('vcpu_s_per_gb_good'))} goodput, retrans "
+            f"{fmt(row.get('retrans_pct'))} %, %soft {fmt(row['mp_soft'])}"
             f"{' (host busy)' if row['busy'] else ''}")
 
     def rates(self, row, tap_key, guest_key):
@@ -448,6 +474,35 @@ class Bench:
         row["gbps"] = nbytes * 8 / row["wall_s"] / 1e9
         row["g_gbps"] = row[guest_key] * 8 / row["guest_wall_s"] / 1e9
         self.per_unit(row, nbytes / 1e9, "gb")
+
+    def tcp(self, row, sender, snd_pre, good_key):
+        """The sender's retransmissions and the goodput over the window.
+
+        snd_pre: prefix of the sender's /proc/net/snmp deltas (p_tcp_ for
+        peer 1's namespace, g_tcp_ for the guest); good_key: the window's
+        TCP payload bytes received in order (bytes_acked at the sender or
+        bytes_received at the receiver, from ss in peer 1's namespace).
+        Costs per GB of goodput never count a retransmitted byte twice.
+        """
+        row["tcp_sender"] = sender
+        out = row.get(snd_pre + "out_segs")
+        ret = row.get(snd_pre + "retrans_segs")
+        row["snd_out_segs"] = out
+        row["snd_retrans_segs"] = ret
+        row["retrans_pct"] = (100.0 * ret / out if out else None) \
+            if ret is not None else None
+        # Retransmitted bytes: ss of the sender, only when it is peer 1
+        row["snd_retrans_bytes"] = (row.get("p_bytes_retrans")
+                                    if sender == "peer" else None)
+        good = row.get(good_key)
+        row["good_bytes"] = good
+        if good is None:
+            row["good_gbps"] = None
+            for k in ("vcpu_s", "io_s", "soft_s"):
+                row[f"{k}_per_gb_good"] = None
+            return
+        row["good_gbps"] = good * 8 / row["wall_s"] / 1e9
+        self.per_unit(row, good / 1e9, "gb_good")
 
     def per_unit(self, row, units, unit):
         for k in ("vcpu_s", "io_s"):
@@ -469,7 +524,8 @@ class Bench:
             sets.append(self.copybreak(ifn, COPYBREAK_DEFAULT))
         self.setup(sets)
         srv = self.host_bg(1, ["iperf", "-s", "-p", str(IPERF_PORT)])
-        sampler = measure.Sampler(vm, [ifn, self.ifn[2]], taps=(1,))
+        sampler = measure.Sampler(vm, [ifn, self.ifn[2]], taps=(1,),
+                                  tcp_port=IPERF_PORT)
         sampler.gen_pids = [srv.pid]
         try:
             self.wait_listen("peer")
@@ -490,9 +546,14 @@ class Bench:
         self.add_mpstat(row, mp)
         _, row["iperf_gbps"] = measure.iperf_rate(iout)
         self.rates(row, "tap1_rx_bytes", "g_tx_bytes")
+        # The sender is the guest; peer 1's iperf server is the receiver.
+        self.tcp(row, "guest", "g_tcp_", "p_bytes_received")
         self.finish(row, t0)
-        log(f"tx P{par} {label:14} rep {rep}: {row['gbps']:.3f} Gbit/s, "
-            f"{fmt(row.get('vcpu_s_per_gb'))} vCPU-s/GB"
+        log(f"tx P{par} {label:14} rep {rep}: {row['gbps']:.3f} Gbit/s tap, "
+            f"{fmt(row.get('good_gbps'), 3)} goodput, "
+            f"{fmt(row.get('vcpu_s_per_gb'))} vCPU-s/GB tap, "
+            f"{fmt(row.get('vcpu_s_per_gb_good'))} goodput, retrans "
+            f"{fmt(row.get('retrans_pct'))} %"
             f"{' (host busy)' if row['busy'] else ''}")
 
     # --- experiment 2: forwarding --------------------------------------------
@@ -558,10 +619,10 @@ class Bench:
         rep = vm.check("perf report -i /tmp/perf.data --stdio --no-children "
                        "--sort dso,sym 2>/dev/null; rm -f /tmp/perf.data",
                        timeout=600)
-        name = f"profile-{kind}-{path}{'-gro' if gro else ''}.txt"
+        name = f"profile-{kind}-{path}{'-lro' if gro else ''}.txt"
         with open(os.path.join(self.outdir, name), "w") as f:
             f.write(f"# guest perf record -e cpu-clock -a, {kind} {label}, "
-                    f"rx-gro-hw {'on' if gro else 'off'}, {secs} s\n"
+                    f"lro {'on' if gro else 'off'}, {secs} s\n"
                     + "\n".join(profile_busy(rep)) + "\n\n# perf report:\n"
                     + "\n".join(rep.splitlines()[:100]) + "\n")
         log(f"profile written: {name}")
@@ -575,7 +636,7 @@ class Bench:
             if "rx" in a_.exp:
                 seq = []
                 for i, par in enumerate(pars):
-                    # vx3 copy/build_skb with the same GRO setting next to
+                    # vx3 copy/build_skb with the same LRO setting next to
                     # each other: one driver switch per -P pass.
                     cells = ([("copy", False), ("bskb", False),
                               ("copy", True), ("bskb", True),
@@ -610,7 +671,7 @@ class Bench:
             if "rx" in a_.exp:
                 for path in order:
                     self.profile("rx", path)
-                # The HW-GRO flow: vx3's path against vmxnet3's LRO
+                # The aggregated flow: vx3's build_skb path against vmxnet3
                 for path in ("bskb", "vmxnet3"):
                     self.profile("rx", path, gro=True)
             if "fwd" in a_.exp:

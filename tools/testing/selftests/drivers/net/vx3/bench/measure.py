@@ -89,7 +89,17 @@ def guest_cmd(ifnames):
     files = ["/proc/uptime"]
     for ifn in ifnames:
         files += [f"/sys/class/net/{ifn}/statistics/{f}" for f in IF_FIELDS]
-    return "exec cat " + " ".join(files) + " /proc/stat"
+    return "exec cat " + " ".join(files) + " /proc/stat /proc/net/snmp"
+
+
+def parse_snmp_tcp(text):
+    """The "Tcp:" counters of /proc/net/snmp (header line, value line) as
+    a dict: InSegs, OutSegs, RetransSegs, ..."""
+    tcp = [x.split()[1:] for x in text.splitlines() if x.startswith("Tcp:")]
+    if len(tcp) < 2:
+        return {}
+    return {k: int(v) for k, v in zip(tcp[0], tcp[1])
+            if re.fullmatch(r"-?\d+", v)}
 
 
 def guest_parse(out, ifnames):
@@ -100,7 +110,45 @@ def guest_parse(out, ifnames):
         res["if"][ifn] = {f: int(next(vals)) for f in IF_FIELDS}
     res["stat"] = parse_stat_cpu(next(x for x in lines if
                                       x.startswith("cpu ")))
+    res["snmp"] = parse_snmp_tcp(out)
     return res
+
+
+# Per-connection counters of `ss -ti` that window() uses
+SS_KEYS = ("bytes_acked", "bytes_received", "bytes_retrans", "bytes_sent")
+
+
+def parse_ss(out):
+    """`ss -tinH` output -> {"local peer": {bytes_acked: n, ...}}; counters
+    the kernel reports as 0 are not printed by ss and read as 0."""
+    conns, cur = {}, None
+    for line in out.splitlines():
+        if not line.strip():
+            continue
+        if not line[0].isspace():
+            f = line.split()
+            # Recv-Q Send-Q Local Peer (no State column with a state filter)
+            cur = conns.setdefault(" ".join(f[2:4]) if len(f) >= 4 else
+                                   line.strip(), dict.fromkeys(SS_KEYS, 0))
+        elif cur is not None:
+            for k, v in re.findall(r"\b(bytes_\w+):(\d+)", line):
+                if k in cur:
+                    cur[k] = int(v)
+    return conns
+
+
+def ns_tcp(vm, n, port):
+    """TCP counters of peer namespace n: its /proc/net/snmp "Tcp:" line and
+    `ss -ti` of its connections from or to port. One process, on the host:
+    these are read at the same moments as the tap counters."""
+    flt = f"( sport = :{port} or dport = :{port} )"
+    out = subprocess.run(
+        ["ip", "netns", "exec", vm.netns(n), "sh", "-c",
+         "cat /proc/net/snmp; echo ===; "
+         f"exec ss -tinH state established '{flt}'"],
+        capture_output=True, text=True, check=True).stdout
+    snmp, _, ss = out.partition("===\n")
+    return {"snmp": parse_snmp_tcp(snmp), "conns": parse_ss(ss)}
 
 
 def parse_ethtool_stats(out):
@@ -121,10 +169,12 @@ class Sampler:
     -S` counters are read too (after the timed `cat`).
     """
 
-    def __init__(self, vm, ifnames, taps=(1,), ethtool=None):
+    def __init__(self, vm, ifnames, taps=(1,), ethtool=None, tcp_port=None):
         self.vm = vm
         self.ifnames = ifnames
         self.taps = taps
+        # TCP counters of peer namespace 1 (iperf's end there) on this port
+        self.tcp_port = tcp_port
         self.gen_pids = []
         self._gcmd = guest_cmd(ifnames)
         if ethtool:
@@ -138,7 +188,9 @@ class Sampler:
                 "hstat": host_stat(),
                 "gen": sum(proc_cpu(p) for p in self.gen_pids),
                 "self": proc_cpu(os.getpid()), "load": loadavg(),
-                "taps": {n: tap_stats(vm, n) for n in self.taps}}
+                "taps": {n: tap_stats(vm, n) for n in self.taps},
+                "tcp": ns_tcp(vm, 1, self.tcp_port) if self.tcp_port
+                else None}
 
     def snap(self):
         """One snapshot: host counters are read before and after the guest
@@ -219,7 +271,29 @@ def window(a, b, smp, ifns):
         for d in ("rx", "tx"):
             for k in ("packets", "bytes", "dropped"):
                 w[f"tap{n}_{d}_{k}"] = tb[d][k] - ta[d][k]
+    # TCP: guest /proc/net/snmp (g_tcp_*) and, if sampled, peer 1's
+    # namespace (p_tcp_*) and its connections' byte counters (p_*): a
+    # connection that appeared during the window counts from 0.
+    sa, sb = ga.get("snmp", {}), gb.get("snmp", {})
+    for k in ("InSegs", "OutSegs", "RetransSegs"):
+        if k in sa and k in sb:
+            w[f"g_tcp_{_snake(k)}"] = sb[k] - sa[k]
+    if a.get("tcp") and b.get("tcp"):
+        pa, pb = a["tcp"]["snmp"], b["tcp"]["snmp"]
+        for k in ("InSegs", "OutSegs", "RetransSegs"):
+            if k in pa and k in pb:
+                w[f"p_tcp_{_snake(k)}"] = pb[k] - pa[k]
+        ca, cb = a["tcp"]["conns"], b["tcp"]["conns"]
+        w["p_conns"] = len(cb)
+        for k in SS_KEYS:
+            w[f"p_{k}"] = sum(v[k] - ca.get(c, {}).get(k, 0)
+                              for c, v in cb.items())
     return w
+
+
+def _snake(name):
+    """InSegs -> in_segs."""
+    return re.sub(r"(?<!^)([A-Z])", r"_\1", name).lower()
 
 
 def summarize(vals):

@@ -72,55 +72,102 @@ MPSTAT_HDR = ("Average:     CPU" +
               "".join(f"{'%' + c:>8}" for c in MPSTAT_COLS))
 
 
+def columns(lines, indent="  ", gap=2):
+    """Align a table: lines are lists of cells; the first cell is the row
+    label. Every column is as wide as its widest cell."""
+    width = [0] * max(len(x) for x in lines)
+    for x in lines:
+        for i, c in enumerate(x):
+            width[i] = max(width[i], len(c))
+    return [(indent + "".join(c.ljust(width[i] + gap)
+                              for i, c in enumerate(x))).rstrip()
+            for x in lines]
+
+
+def mb(s):
+    return None if s is None else tuple(x / 1e6 for x in s)
+
+
+# The TCP cells' columns: (header, key, decimals, scale). The first table
+# is what a cell is judged by: throughput and cost on the tap and of the
+# goodput side by side, and the sender's retransmissions; the second the
+# other costs and the retransmissions in absolute numbers.
+TCP_MAIN = (("Gbit/s tap", "gbps", 3, None),
+            ("goodput Gbit/s", "good_gbps", 3, None),
+            ("iperf Gbit/s", "iperf_gbps", 3, None),
+            ("vCPU-s/GB tap", "vcpu_s_per_gb", 2, None),
+            ("vCPU-s/GB goodput", "vcpu_s_per_gb_good", 2, None),
+            ("retrans %", "retrans_pct", 3, None))
+TCP_MORE = (("IO-s/GB tap", "io_s_per_gb", 2, None),
+            ("IO-s/GB goodput", "io_s_per_gb_good", 2, None),
+            ("soft-s/GB tap", "soft_s_per_gb", 2, None),
+            ("%soft", "mp_soft", 2, None),
+            ("retrans segs", "snd_retrans_segs", 0, None),
+            ("retrans MB", "snd_retrans_bytes", 2, mb))
+
+
+def tcp_tables(rows, cells, sel):
+    """The two tables of a TCP experiment for the cells [(cell, label)]."""
+    out = []
+    for cols, extra in ((TCP_MAIN, True), (TCP_MORE, False)):
+        lines = [[""] + [h for h, _, _, _ in cols]]
+        for cell, label in cells:
+            rs = rows_of(rows, cell=cell, **sel)
+            line = [label]
+            for _, key, nd, scale in cols:
+                s = stat(rs, key)
+                line.append(fmt(scale(s) if scale else s, nd))
+            if extra:
+                line[-1] += busy_mark(rs)
+            lines.append(line)
+        out += columns(lines)
+    return out
+
+
+def ratio_lines(rows, pairs, **sel):
+    """Per-repetition ratios of cost and throughput, tap and goodput."""
+    lines = []
+    for num, den, what in pairs:
+        line = [what]
+        for key, name in (("vcpu_s_per_gb", "vCPU-s/GB tap"),
+                          ("vcpu_s_per_gb_good", "goodput"),
+                          ("gbps", "Gbit/s tap"),
+                          ("good_gbps", "goodput")):
+            r = ratio_stat(rows, key, num, den, **sel)
+            line.append(f"{name} {fmt(r, 2)}")
+        lines.append(line)
+    return columns(lines)
+
+
 def rx_section(rows, par, secs, reps):
     out = [f"Experiment 1: receive, peer -> guest: iperf -c <guest> -t {secs}"
-           f" -P {par} ({secs} s windows, {reps} reps)"]
-    hdr = (f"  {'':19}{'Gbit/s':24}{'iperf Gbit/s':16}{'vCPU-s/GB':24}"
-           f"{'IO-s/GB':22}{'soft-s/GB':22}%soft")
-    for gro in (0, 1):
-        out.append(f" rx-gro-hw {'on' if gro else 'off'}"
-                   f"{' (vmxnet3: lro)' if gro else ''}")
-        out.append(hdr)
-        mp = []
-        for cell, label in RX_CELLS:
-            rs = rows_of(rows, exp="rx", par=par, gro=gro, cell=cell)
-            out.append(f"  {label:19}{fmt(stat(rs, 'gbps'), 3, 24)}"
-                       f"{fmt(stat(rs, 'iperf_gbps'), 3, 16)}"
-                       f"{fmt(stat(rs, 'vcpu_s_per_gb'), 2, 24)}"
-                       f"{fmt(stat(rs, 'io_s_per_gb'), 2, 22)}"
-                       f"{fmt(stat(rs, 'soft_s_per_gb'), 2, 22)}"
-                       f"{fmt(stat(rs, 'mp_soft'), 2)}{busy_mark(rs)}")
-            mp.append(f"  {label:19}{mpstat_line(rs)}")
+           f" -P {par} ({secs} s windows, {reps} reps); TCP sender: peer 1"]
+    for lro in (0, 1):
+        out.append(f" lro {'on' if lro else 'off'} (ethtool -K DEV lro "
+                   f"{'on' if lro else 'off'}: the device's aggregation)")
+        sel = {"exp": "rx", "par": par, "lro": lro}
+        out += tcp_tables(rows, RX_CELLS, sel)
+        mp = [f"  {label:19}"
+              f"{mpstat_line(rows_of(rows, cell=cell, **sel))}"
+              for cell, label in RX_CELLS]
         out.append(f"  guest mpstat, median per column:\n  {'':19}"
                    f"{MPSTAT_HDR}")
         out += mp
-        sel = {"exp": "rx", "par": par, "gro": gro}
-        for num, den, what in (("bskb", "copy", "build_skb / copy"),
-                               ("bskb", "vmxnet3", "vx3 build_skb / vmxnet3"),
-                               ("copy", "vmxnet3", "vx3 copy / vmxnet3")):
-            cost = ratio_stat(rows, "vcpu_s_per_gb", num, den, **sel)
-            rate = ratio_stat(rows, "gbps", num, den, **sel)
-            out.append(f"  {what:26} vCPU-s/GB {fmt(cost, 2, 20)} "
-                       f"Gbit/s {fmt(rate, 2)}")
+        out += ratio_lines(rows, (("bskb", "copy", "build_skb / copy"),
+                                  ("bskb", "vmxnet3",
+                                   "vx3 build_skb / vmxnet3"),
+                                  ("copy", "vmxnet3", "vx3 copy / vmxnet3")),
+                           **sel)
     return out
 
 
 def tx_section(rows, par, secs, reps):
     out = [f"Experiment 3: transmit, guest -> peer: iperf -c <peer> -t {secs}"
-           f" -P {par} ({secs} s windows, {reps} reps)",
-           f"  {'':19}{'Gbit/s':24}{'iperf Gbit/s':16}{'vCPU-s/GB':24}"
-           f"{'IO-s/GB':22}%soft"]
-    for cell, label in TX_CELLS:
-        rs = rows_of(rows, exp="tx", cell=cell)
-        out.append(f"  {label:19}{fmt(stat(rs, 'gbps'), 3, 24)}"
-                   f"{fmt(stat(rs, 'iperf_gbps'), 3, 16)}"
-                   f"{fmt(stat(rs, 'vcpu_s_per_gb'), 2, 24)}"
-                   f"{fmt(stat(rs, 'io_s_per_gb'), 2, 22)}"
-                   f"{fmt(stat(rs, 'mp_soft'), 2)}{busy_mark(rs)}")
-    cost = ratio_stat(rows, "vcpu_s_per_gb", "vx3", "vmxnet3", exp="tx")
-    rate = ratio_stat(rows, "gbps", "vx3", "vmxnet3", exp="tx")
-    out.append(f"  {'vx3 / vmxnet3':19}vCPU-s/GB {fmt(cost, 2, 20)} "
-               f"Gbit/s {fmt(rate, 2)}")
+           f" -P {par} ({secs} s windows, {reps} reps); TCP sender: the "
+           "guest"]
+    out += tcp_tables(rows, TX_CELLS, {"exp": "tx"})
+    out += ratio_lines(rows, (("vx3", "vmxnet3", "vx3 / vmxnet3"),),
+                       exp="tx")
     return out
 
 
@@ -164,18 +211,19 @@ def targets(rows, par):
         ok = s[0] <= lim if op == "<=" else s[0] >= lim
         out.append(f"  {what:58} {s[0]:5.2f} (target {op} {lim}) "
                    f"{'met' if ok else 'MISSED'}")
+    # Receive targets on goodput: a retransmitted byte counts once
     sel = {"exp": "rx", "par": par}
-    line("rx gro off: vx3 build_skb / copy, vCPU-s/GB",
-         ratio_stat(rows, "vcpu_s_per_gb", "bskb", "copy", gro=0, **sel),
-         "<=", 0.75)
-    for gro in (0, 1):
-        g = "on" if gro else "off"
-        line(f"rx gro {g}: vx3 build_skb / vmxnet3, vCPU-s/GB",
-             ratio_stat(rows, "vcpu_s_per_gb", "bskb", "vmxnet3", gro=gro,
-                        **sel), "<=", 0.8)
-        line(f"rx gro {g}: vx3 build_skb / vmxnet3, Gbit/s",
-             ratio_stat(rows, "gbps", "bskb", "vmxnet3", gro=gro, **sel),
-             ">=", 1.0)
+    line("rx lro off: vx3 build_skb / copy, vCPU-s/GB goodput",
+         ratio_stat(rows, "vcpu_s_per_gb_good", "bskb", "copy", lro=0,
+                    **sel), "<=", 0.75)
+    for lro in (0, 1):
+        g = "on" if lro else "off"
+        line(f"rx lro {g}: vx3 build_skb / vmxnet3, vCPU-s/GB goodput",
+             ratio_stat(rows, "vcpu_s_per_gb_good", "bskb", "vmxnet3",
+                        lro=lro, **sel), "<=", 0.8)
+        line(f"rx lro {g}: vx3 build_skb / vmxnet3, goodput Gbit/s",
+             ratio_stat(rows, "good_gbps", "bskb", "vmxnet3", lro=lro,
+                        **sel), ">=", 1.0)
     # vx3 as shipped (rx-copybreak 0); the copybreak 256 cell is an A/B
     line("fwd 64 B: vx3 build_skb (default) / vmxnet3, forwarded pps",
          ratio_stat(rows, "fwd_pps", "bskb", "vmxnet3", exp="fwd"), ">=", 1.2)
@@ -235,12 +283,18 @@ def text_report(rows, env, args, notes):
            f"{env.get('machine', '')}",
            f"guest kernel {env.get('guest_kernel', '?')}, "
            f"{env.get('iperf', '')}, pinning: {env.get('pin', '?')}",
-           "Medians over repetitions [min-max]. Gbit/s: bytes through the "
-           "peer's tap; vCPU-s/GB: CPU time of QEMU's vCPU threads "
-           "(host-measured) per GB;",
-           "IO-s/GB: QEMU main loop + iothreads; soft-s/GB: vCPU-s/GB x "
-           "guest %soft/(100-%idle). *N: N windows measured",
-           f"while other host load exceeded {args.busy_threshold} cores.",
+           "Medians over repetitions [min-max]. Gbit/s tap: bytes through "
+           "the peer's tap (retransmissions included);",
+           "goodput: TCP payload the receiver got in order in the window "
+           "(ss on the host: bytes_acked of peer 1's senders,",
+           "bytes_received of its receivers); vCPU-s/GB: CPU time of QEMU's "
+           "vCPU threads (host-measured) per GB on the tap or",
+           "of goodput; retrans %: the sender's TCP RetransSegs / OutSegs "
+           "over the window (/proc/net/snmp of peer 1's namespace",
+           "or of the guest); IO-s/GB: QEMU main loop + iothreads; "
+           "soft-s/GB: vCPU-s/GB x guest %soft/(100-%idle).",
+           f"*N: N windows measured while other host load exceeded "
+           f"{args.busy_threshold} cores.",
            ""]
     exps = {r["exp"] for r in rows}
     if "rx" in exps:
@@ -267,24 +321,26 @@ def missing_cells(rows, args):
     """Expected cells that produced no numbers."""
     want = []
     pars = [args.parallel] + ([1] if args.p1_seconds > 0 else [])
+    # TCP cells: tap and goodput bytes, cost, the sender's segments
+    tcp = ("gbps", "vcpu_s_per_gb", "good_bytes", "vcpu_s_per_gb_good",
+           "snd_out_segs")
     if "rx" in args.exp:
-        want += [(("rx", c, g, p), "gbps", "vcpu_s_per_gb") for c, _ in
+        want += [(("rx", c, g, p), tcp) for c, _ in
                  RX_CELLS for g in (0, 1) for p in pars]
     if "tx" in args.exp:
-        want += [(("tx", c, None, args.parallel), "gbps", "vcpu_s_per_gb")
-                 for c, _ in TX_CELLS]
+        want += [(("tx", c, None, args.parallel), tcp) for c, _ in TX_CELLS]
     if "fwd" in args.exp:
-        want += [(("fwd", c, None, 1), "fwd_pps", "vcpu_s_per_mpkt")
+        want += [(("fwd", c, None, 1), ("fwd_pps", "vcpu_s_per_mpkt"))
                  for c, _ in FWD_CELLS]
     miss = []
-    for (exp, cell, gro, par), k1, k2 in want:
+    for (exp, cell, lro, par), keys in want:
         sel = {"exp": exp, "cell": cell, "par": par}
-        if gro is not None:
-            sel["gro"] = gro
-        ok = [r for r in rows_of(rows, **sel) if r.get(k1) and r.get(k2)
-              and r.get("mpstat")]
+        if lro is not None:
+            sel["lro"] = lro
+        ok = [r for r in rows_of(rows, **sel)
+              if all(r.get(k) for k in keys) and r.get("mpstat")]
         if not ok:
-            miss.append(f"{exp} {cell}" + (f" gro {gro}" if gro is not None
+            miss.append(f"{exp} {cell}" + (f" lro {lro}" if lro is not None
                                            else "") + f" P{par}")
     return miss
 
@@ -302,29 +358,32 @@ def write_csv(path, rows):
 
 
 def write_summary_csv(path, rows):
-    metrics = ("gbps", "g_gbps", "iperf_gbps", "vcpu_s_per_gb", "io_s_per_gb",
-               "soft_s_per_gb", "mp_soft", "mp_idle", "offered_pps",
+    metrics = ("gbps", "g_gbps", "iperf_gbps", "good_gbps", "vcpu_s_per_gb",
+               "vcpu_s_per_gb_good", "io_s_per_gb", "io_s_per_gb_good",
+               "soft_s_per_gb", "soft_s_per_gb_good", "retrans_pct",
+               "snd_retrans_segs", "snd_retrans_bytes", "mp_soft", "mp_idle",
+               "offered_pps",
                "fwd_pps", "fwd_pct", "vcpu_s_per_mpkt", "io_s_per_mpkt",
                "guest_tick_ratio", "other_cores")
     keys = []
     for r in rows:
-        k = (r["exp"], r.get("par"), r.get("gro", ""), r["cell"],
+        k = (r["exp"], r.get("par"), r.get("lro", ""), r["cell"],
              r["label"])
         if k not in keys:
             keys.append(k)
     with open(path, "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["exp", "par", "gro", "cell", "label", "metric", "n",
+        w.writerow(["exp", "par", "lro", "cell", "label", "metric", "n",
                     "median", "min", "max"])
-        for exp, par, gro, cell, label in keys:
+        for exp, par, lro, cell, label in keys:
             sel = {"exp": exp, "par": par, "cell": cell}
-            if gro != "":
-                sel["gro"] = gro
+            if lro != "":
+                sel["lro"] = lro
             rs = rows_of(rows, **sel)
             for m in metrics:
                 s = stat(rs, m)
                 if s:
-                    w.writerow([exp, par, gro, cell, label, m, len(rs)] +
+                    w.writerow([exp, par, lro, cell, label, m, len(rs)] +
                                [f"{x:.6g}" for x in s])
 
 
@@ -373,14 +432,17 @@ def write_chart(outdir, rows, args):
     panels = []
     exps = {r["exp"] for r in rows}
     ref = " (grey: in-tree vmxnet3)"
+    # TCP panels show goodput: a retransmitted byte counts once (the tap
+    # based numbers are in the tables)
     if "rx" in exps:
         for key, ylabel, nd, title in (
-                ("vcpu_s_per_gb", "guest vCPU CPU-s per GB", 1,
-                 f"Receive -P {par}: guest CPU per GB (lower is better)"),
-                ("gbps", "Gbit/s", 2,
-                 f"Receive -P {par}: throughput (higher is better)")):
-            clusters = [(f"rx-gro-hw {'on' if g else 'off'}",
-                         {c: stat(rows_of(rows, exp="rx", par=par, gro=g,
+                ("vcpu_s_per_gb_good", "guest vCPU CPU-s per GB of goodput",
+                 1, f"Receive -P {par}: guest CPU per GB of TCP goodput "
+                 "(lower is better)"),
+                ("good_gbps", "goodput Gbit/s", 2,
+                 f"Receive -P {par}: TCP goodput (higher is better)")):
+            clusters = [(f"lro {'on' if g else 'off'}",
+                         {c: stat(rows_of(rows, exp="rx", par=par, lro=g,
                                           cell=c), key)
                           for c, _ in RX_CELLS}) for g in (0, 1)]
             f = os.path.join(d, f"rx-{key}.dat")
@@ -388,9 +450,10 @@ def write_chart(outdir, rows, args):
                                  nd))
     if "tx" in exps:
         for key, ylabel, nd, title in (
-                ("vcpu_s_per_gb", "guest vCPU CPU-s per GB", 1,
-                 f"Transmit -P {par}: guest CPU per GB"),
-                ("gbps", "Gbit/s", 2, f"Transmit -P {par}: throughput")):
+                ("vcpu_s_per_gb_good", "guest vCPU CPU-s per GB of goodput",
+                 1, f"Transmit -P {par}: guest CPU per GB of TCP goodput"),
+                ("good_gbps", "goodput Gbit/s", 2,
+                 f"Transmit -P {par}: TCP goodput")):
             clusters = [("guest -> peer",
                          {c: stat(rows_of(rows, exp="tx", cell=c), key)
                           for c, _ in TX_CELLS})]
@@ -459,7 +522,8 @@ def markdown(text, env, args):
                                 "![chart](bench.png)", "",
                                 "Method: see the README next to bench.py "
                                 "(cost = QEMU vCPU thread CPU time measured "
-                                "on the host per GB or per million packets;"
+                                "on the host per GB on the tap or of TCP "
+                                "goodput, or per million packets;"
                                 " guest tick accounting under TCG loses "
                                 "ticks when the host is busy, so guest "
                                 "mpstat shares are only indicative)."]
