@@ -26,7 +26,8 @@ ethtool busybox-static cpio iproute2 gnuplot-nox netsniff-ng socat libc6-dev
 python3 python3-docutils kmod xz-utils make gcc perl linux-perf
 tcpdump
 git flex bison bc libelf-dev libssl-dev ccache codespell python3-sphinx
-python3-ply python3-git python3-pyflakes"
+python3-ply python3-git python3-pyflakes
+debhelper dh-dkms dkms"
 
 log() { echo "vx3-deps: $*" >&2; }
 

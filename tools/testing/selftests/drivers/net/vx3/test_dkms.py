@@ -1,0 +1,349 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The vx3-dkms package on a real host: build, install, policy, removal.
+
+Before the VM boots (host_setup), on this machine: `make deb`, then
+`apt-get install -y ./build/vx3-dkms_<version>_all.deb` (dkms builds and
+installs vx3 for the installed kernels). The guest's initramfs is made from
+the installed module tree: vx3 comes from
+/lib/modules/KVER/updates/dkms/ (modules.dep resolves it there), never from
+the repository's build; the guest also gets /usr/sbin/vx3-policy,
+/usr/share/vx3-dkms/vx3.conf, kmod's modprobe (as /usr/sbin/modprobe, what
+udev's module loading uses on a real host) and /etc/modprobe.d/vx3.conf as
+`vx3-policy --root DIR on` writes it: the guest boots like a host on which
+`vx3-policy on` ran before the reboot.
+
+package
+    dkms status lists vx3 installed for the guest kernel; modinfo of the
+    installed module has description, license, author, the 15ad:07b0
+    alias and the guest kernel's vermagic; installing did not switch the
+    policy on.
+coldplug_vx3
+    At boot no NIC driver is loaded; `modprobe <modalias>` for every PCI
+    device (as udev does at coldplug) binds the NIC to vx3 and does not
+    load vmxnet3. The guest's vx3.ko is the DKMS one (path, hash); its taint
+    is "O" (out of tree) plus "E" where the kernel flags the module's
+    signature as unverifiable (DKMS signs with its own key, which the
+    kernel does not trust), nothing else.
+traffic
+    ping both ways, IPv4 and IPv6, and a short iperf each way over vx3.
+policy_off
+    `vx3-policy off` removes the modprobe.d file; after the equivalent of
+    a reboot (both drivers unloaded, coldplug again) vmxnet3 has the NIC
+    (vx3 is loaded too: its alias matches, but the in-tree module comes
+    first in the alias index).
+policy_on
+    `vx3-policy on` installs the file again; `modprobe vmxnet3` by name
+    now loads vx3 first (softdep), which takes the NIC.
+remove_purge
+    On the host: `dpkg -r vx3-dkms` removes the module for every kernel
+    (no updates/dkms/vx3.ko*, no /var/lib/dkms/vx3, no /usr/src/vx3-*,
+    nothing in modules.dep), `dpkg --purge vx3-dkms` leaves no package
+    state, and no /etc/modprobe.d/vx3.conf exists.
+
+host_teardown purges the package (and dkms's self-made signing key, if
+this run created it) whatever happened, so the host is as it was.
+"""
+
+import fcntl
+import glob
+import os
+import re
+import subprocess
+import time
+
+from lib.nic import diag, ping, wait_carrier
+from lib.test import Skip, iperf_bytes, iperf_guest_to_peer, \
+    iperf_peer_to_guest
+from lib.vm import sh
+
+NICS = 1
+DRIVERS = ("vx3",)
+PKG = "vx3-dkms"
+POLICY = "/usr/sbin/vx3-policy"
+SHARED_CONF = "/usr/share/vx3-dkms/vx3.conf"
+CONF = "/etc/modprobe.d/vx3.conf"
+# dkms (Debian 3.0.10) signs modules with a key it makes on first use
+MOK = ("/var/lib/dkms/mok.key", "/var/lib/dkms/mok.pub")
+# A run that died before its teardown left the package behind: the next
+# run may remove it (a vx3-dkms without this marker is the user's). The
+# marker lists the MOK files that existed before the run.
+MARKER = "/var/cache/vx3/dkms-test-installed"
+# One run at a time per host (held from host_setup to host_teardown)
+LOCKFILE = "/run/vx3/dkms-test.lock"
+APT_ENV = "DEBIAN_FRONTEND=noninteractive"
+LOCK = "-o DPkg::Lock::Timeout=300"	# apt-get only
+TAINT_O, TAINT_E = 1 << 12, 1 << 13
+IPERF_SECONDS = 3
+MAC_IF = ("for a in /sys/class/net/*/address; do grep -qs {mac} $a && "
+          "n=$(basename ${{a%/address}}); done; ")
+# "Reboot": no NIC driver loaded
+UNLOAD = ("for m in vx3 vmxnet3; do [ ! -d /sys/module/$m ] || rmmod $m || "
+          "exit 1; done; ")
+COLDPLUG = ("for a in $(cat /sys/bus/pci/devices/*/modalias); do "
+            "modprobe -q $a || true; done; ")
+
+
+def _installed():
+    rc, out = sh(["dpkg-query", "-W", "-f=${db:Status-Status}", PKG],
+                 check=False)
+    return rc == 0 and out.strip() not in ("", "not-installed")
+
+
+def _log(host, name, text):
+    with open(os.path.join(host.logdir, name), "a") as f:
+        f.write(text)
+
+
+def _lock(host, timeout=900):
+    os.makedirs(os.path.dirname(LOCKFILE), exist_ok=True)
+    fd = os.open(LOCKFILE, os.O_RDWR | os.O_CREAT, 0o644)
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            break
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                os.close(fd)
+                raise RuntimeError(f"{LOCKFILE} held by another run for "
+                                   f"{timeout}s")
+            time.sleep(2)
+    host.state["lockfd"] = fd
+
+
+def host_setup(host):
+    if host.kernel.debug:
+        raise Skip("DKMS builds for the installed Debian kernels only")
+    os.makedirs(host.logdir, exist_ok=True)
+    _lock(host)
+    if os.path.exists(MARKER):		# an interrupted run
+        with open(MARKER) as f:
+            host.state["mok_before"] = f.read().split()
+        _purge(host)
+        diag(f"what an interrupted run left ({MARKER}): purged")
+    elif _installed() or os.path.exists("/var/lib/dkms/vx3"):
+        raise Skip(f"{PKG} (or a dkms vx3) is installed on this host "
+                   "and not by this test: left alone")
+    if os.path.exists(CONF):
+        raise Skip(f"this host has a {CONF} of its own (removing "
+                   f"{PKG} would delete it): left alone")
+    st = host.state
+    st["mok_before"] = [p for p in MOK if os.path.exists(p)]
+    t0 = time.monotonic()
+    st["version"] = sh(["dpkg-parsechangelog", "-l", os.path.join(
+        host.root, "packaging/debian/changelog"), "-S", "Version"])[1].strip()
+    _, out = sh(["make", "-C", host.root, "--no-print-directory", "deb"],
+                timeout=300)
+    _log(host, "host-make-deb.log", out)
+    t1 = time.monotonic()
+    os.makedirs(os.path.dirname(MARKER), exist_ok=True)
+    with open(MARKER, "w") as f:
+        f.write("".join(p + "\n" for p in st["mok_before"]))
+    # The README's commands (make deb leaves one vx3-dkms_*.deb)
+    _, out = sh(f"cd {host.root} && {APT_ENV} apt-get install {LOCK} -y "
+                f"./build/{PKG}_*.deb", timeout=900)
+    _log(host, "host-install.log", out)
+    t2 = time.monotonic()
+    st["dkms_status"] = sh("dkms status vx3")[1]
+    _log(host, "host-install.log", st["dkms_status"])
+    modpath = sh(["modinfo", "-k", host.kver, "-n", "vx3"])[1].strip()
+    st["modpath"] = modpath
+    st["sha256"] = sh(f"xz -dcf {modpath} | sha256sum")[1].split()[0]
+
+    # What `vx3-policy on` writes, in a root of its own: this host's
+    # /etc/modprobe.d stays as it is.
+    polroot = os.path.join(host.logdir, "policy-root")
+    sh(["rm", "-rf", polroot])
+    _, out = sh([POLICY, "--root", polroot, "on"])
+    _log(host, "host-install.log", out)
+    initrd = os.path.join(host.logdir, f"initramfs-dkms-{host.kver}.cpio")
+    env = dict(os.environ, VX3_EXTRA_MODS="vx3",
+               VX3_EXTRA_BINS="/usr/bin/kmod",
+               VX3_EXTRA_FILES=f"{POLICY} {SHARED_CONF} "
+                               f"{polroot}{CONF}={CONF}")
+    env.pop("VX3_MODROOT", None)
+    # No VX3_KO argument: the repository's vx3.ko stays out.
+    subprocess.run([os.path.join(os.path.dirname(__file__),
+                                 "mkinitramfs.sh"), host.kver, initrd],
+                   env=env, check=True, timeout=300,
+                   stdout=subprocess.DEVNULL)
+    files = sh(f"cpio -t < {initrd} 2>/dev/null | grep -E 'vx3\\.ko|vx3.conf'"
+               )[1].split()
+    st["initrd_files"] = files
+    diag(f"host: make deb {t1 - t0:.0f}s, apt-get install (dkms build) "
+         f"{t2 - t1:.0f}s, initramfs {time.monotonic() - t2:.0f}s")
+    return initrd
+
+
+def _purge(host):
+    """Remove the package (and what dkms made for it) if present."""
+    if _installed():
+        _, out = sh(f"{APT_ENV} dpkg --purge {PKG}", timeout=600)
+        _log(host, "host-teardown.log", out)
+    if os.path.exists("/var/lib/dkms/vx3"):
+        sh("dkms remove vx3 --all", timeout=600, check=False)
+    for p in MOK:
+        if p not in host.state.get("mok_before", MOK) and os.path.exists(p):
+            os.unlink(p)
+    left = (glob.glob("/lib/modules/*/updates/dkms/vx3.ko*") +
+            glob.glob("/var/lib/dkms/vx3") + glob.glob("/usr/src/vx3-*") +
+            glob.glob(CONF))
+    if left:
+        raise RuntimeError(f"left behind after purge: {left}")
+    if os.path.exists(MARKER):
+        os.unlink(MARKER)
+
+
+def host_teardown(host):
+    try:
+        if "version" in host.state:
+            _purge(host)
+    finally:
+        if "lockfd" in host.state:
+            os.close(host.state.pop("lockfd"))
+
+
+def test_package(ctx):
+    st, kver = ctx.host.state, ctx.host.kver
+    ver = st["version"].rsplit("-", 1)[0]
+    ctx.expect(re.search(rf"^vx3/{re.escape(ver)}, {re.escape(kver)}, "
+                         rf"x86_64: installed", st["dkms_status"], re.M),
+               f"dkms status: vx3 {ver} not installed for {kver}:\n"
+               f"{st['dkms_status']}")
+    ctx.expect(st["modpath"].startswith(f"/lib/modules/{kver}/updates/dkms/"),
+               f"modinfo -n vx3: {st['modpath']}")
+    info = sh(["modinfo", st["modpath"]])[1]
+    want = {"description": r"VMware VMXNET3 Ethernet driver \(vx3\)",
+            "license": "GPL",
+            "author": "Vx3 Developers <vx3-devel@example.org>",
+            "alias": r"pci:v000015ADd000007B0sv\*sd\*bc\*sc\*i\*",
+            "vermagic": re.escape(kver) + " "}
+    for k, v in want.items():
+        ctx.expect(re.search(rf"^{k}:\s+{v}", info, re.M),
+                   f"modinfo {st['modpath']}: no {k} matching {v!r}:\n{info}")
+    ctx.expect(not os.path.exists(CONF),
+               f"installing {PKG} switched the policy on ({CONF} exists)")
+    files = st["initrd_files"]
+    ctx.expect(f"lib/modules/{kver}/updates/dkms/vx3.ko" in files and
+               not any("extra/vx3.ko" in f for f in files) and
+               "etc/modprobe.d/vx3.conf" in files,
+               f"initramfs: expected the DKMS vx3.ko and the policy, not "
+               f"the repository's vx3.ko: {files}")
+
+
+def _nic_driver(ctx):
+    """Guest shell: $n = NIC 1's interface, $d = its driver (or none)."""
+    return ("n=; for i in $(seq 50); do " + MAC_IF.format(mac=ctx.vm.mac(1))
+            + "[ -n \"$n\" ] && break; sleep 0.1; done; d=none; "
+            "[ -n \"$n\" ] && d=$(basename $(readlink "
+            "/sys/class/net/$n/device/driver)); echo \"nic=$n driver=$d\"; ")
+
+
+def _expect_bound(ctx, out, drv, what):
+    m = re.search(r"nic=(\S*) driver=(\S+)", out)
+    ctx.expect(m and m.group(2) == drv,
+               f"{what}: NIC 1 is bound to {m.group(2) if m else '?'}, "
+               f"not {drv}:\n{out}")
+    ctx.state["if1"] = m.group(1)
+
+
+def _loaded(ctx, mod):
+    return ctx.vm.run(f"test -d /sys/module/{mod}")[0] == 0
+
+
+def test_coldplug_vx3(ctx):
+    vm, kver = ctx.vm, ctx.host.kver
+    vm.check("ln -sf /usr/bin/kmod /usr/sbin/modprobe")
+    ctx.expect(not _loaded(ctx, "vx3") and not _loaded(ctx, "vmxnet3"),
+               "a NIC driver was loaded before coldplug")
+    out = vm.check(COLDPLUG + _nic_driver(ctx) + "vx3-policy status",
+                   timeout=120)
+    _expect_bound(ctx, out, "vx3", "coldplug with the policy on")
+    ctx.expect(not _loaded(ctx, "vmxnet3"),
+               "coldplug loaded vmxnet3 although it is blacklisted")
+    ctx.expect(re.search(r"policy: on.*\n.*: vx3", out),
+               f"vx3-policy status:\n{out}")
+    out = vm.check(f"cat {CONF}; grep '^updates/dkms/vx3.ko:' "
+                   f"/lib/modules/{kver}/modules.dep")
+    ctx.expect("blacklist vmxnet3" in out, f"guest {CONF}:\n{out}")
+    # The guest's only vx3.ko: the one DKMS built and installed
+    out = vm.check("modinfo -n vx3; sha256sum $(modinfo -n vx3)")
+    ctx.expect(f"/lib/modules/{kver}/updates/dkms/vx3.ko\n" in out and
+               ctx.host.state["sha256"] in out,
+               f"guest vx3.ko is not the DKMS-installed one "
+               f"({ctx.host.state['sha256']}):\n{out}")
+    mt = vm.check("cat /sys/module/vx3/taint").strip()
+    kt = int(vm.check("cat /proc/sys/kernel/tainted"))
+    sig = vm.run("dmesg | grep -m1 'vx3: module verification failed'")[1]
+    diag(f"vx3 taint {mt!r}, kernel tainted={kt}; {sig.strip()}")
+    ctx.expect("O" in mt and set(mt) <= {"O", "E"},
+               f"/sys/module/vx3/taint is {mt!r}, expected O (and E for "
+               f"the untrusted signature)")
+    ctx.expect(kt & ~(TAINT_O | TAINT_E) == 0,
+               f"kernel taint {kt} has more than O|E")
+
+
+def test_traffic(ctx):
+    vm, ifn = ctx.vm, ctx.ifname(1)
+    ctx.config_ip(1)
+    wait_carrier(ctx)
+    ping(ctx)
+    ping(ctx, peer=True)
+    ping(ctx, v6=True)
+    ping(ctx, v6=True, peer=True)
+    for fn in (iperf_guest_to_peer, iperf_peer_to_guest):
+        out = fn(ctx, IPERF_SECONDS)
+        ctx.expect(iperf_bytes(out) > 0, f"{fn.__name__}: no bytes:\n{out}")
+    drv = vm.check(f"basename $(readlink /sys/class/net/{ifn}/device/driver)")
+    ctx.expect(drv.strip() == "vx3", f"traffic ran over {drv.strip()}")
+
+
+def test_policy_off(ctx):
+    vm = ctx.vm
+    out = vm.check("vx3-policy off")
+    ctx.expect(vm.run(f"test -e {CONF}")[0] != 0,
+               f"vx3-policy off left {CONF}:\n{out}")
+    # The next boot: no NIC driver loaded, then coldplug. Both modules
+    # match the modalias and are loaded (as udev does); vmxnet3, listed
+    # first by the alias index (in-tree modules sort before updates/),
+    # binds the NIC.
+    out = vm.check(UNLOAD + COLDPLUG + _nic_driver(ctx), timeout=120)
+    _expect_bound(ctx, out, "vmxnet3", "coldplug with the policy off")
+    ctx.config_ip(1)
+    wait_carrier(ctx)
+    ping(ctx)
+
+
+def test_policy_on(ctx):
+    vm = ctx.vm
+    vm.check("vx3-policy on")
+    vm.check(f"cmp {CONF} {SHARED_CONF}")
+    vm.check(UNLOAD)
+    # By name, as /etc/modules or a script would: softdep loads vx3 first.
+    out = vm.check("modprobe vmxnet3; " + _nic_driver(ctx), timeout=120)
+    _expect_bound(ctx, out, "vx3", "modprobe vmxnet3 with the policy on")
+    ctx.config_ip(1)
+    wait_carrier(ctx)
+    ping(ctx)
+
+
+def test_remove_purge(ctx):
+    host, st = ctx.host, ctx.host.state
+    t0 = time.monotonic()
+    _, out = sh(f"{APT_ENV} dpkg -r {PKG}", timeout=600)
+    _log(host, "host-remove.log", out)
+    diag(f"host: dpkg -r {time.monotonic() - t0:.0f}s")
+    left = (glob.glob("/lib/modules/*/updates/dkms/vx3.ko*") +
+            glob.glob("/var/lib/dkms/vx3") + glob.glob("/usr/src/vx3-*") +
+            glob.glob(CONF) + glob.glob(POLICY))
+    ctx.expect(not left, f"dpkg -r {PKG} left {left}")
+    ctx.expect("vx3" not in sh("dkms status")[1], "dkms status lists vx3")
+    for d in glob.glob("/lib/modules/*/modules.dep"):
+        with open(d) as f:
+            ctx.expect("vx3.ko" not in f.read(), f"{d} still lists vx3")
+    _, out = sh(f"{APT_ENV} dpkg --purge {PKG}", timeout=600)
+    _log(host, "host-remove.log", out)
+    ctx.expect(not _installed(), f"{PKG} still known to dpkg after purge")
+    _purge(host)	# dkms's signing key, if this run made it; the marker
+    ctx.expect(sorted(p for p in MOK if os.path.exists(p)) ==
+               sorted(st["mok_before"]), "dkms signing key state changed")
