@@ -5,6 +5,10 @@
 #
 # Usage: mkinitramfs.sh KVER OUTPUT.cpio [VX3_KO]
 #
+# Modules come from /lib/modules/KVER, or with VX3_MODROOT=DIR set from
+# DIR/lib/modules/KVER (a make modules_install INSTALL_MOD_PATH=DIR tree,
+# e.g. the debug kernel's, scripts/vx3-debug-kernel.sh).
+#
 # Contents: busybox-static (with applet symlinks), dash as /bin/sh, iperf, mpstat, ethtool,
 # ip, tc, their shared libraries, vx3-nl and vx3-udp (built here, static),
 # guest/init + guest/agent.sh, and the modules
@@ -17,7 +21,11 @@ KVER=$1
 OUT=$2
 VX3_KO=${3:-}
 HERE=$(cd "$(dirname "$0")" && pwd)
-MODDIR=/lib/modules/$KVER
+MODROOT=${VX3_MODROOT:-}
+MODDIR=$MODROOT/lib/modules/$KVER
+# modinfo looks modules up in MODROOT (-b) instead of /
+MODINFO_B=()
+[ -z "$MODROOT" ] || MODINFO_B=(-b "$MODROOT")
 
 [ -d "$MODDIR" ] || { echo "mkinitramfs: no $MODDIR" >&2; exit 1; }
 
@@ -76,7 +84,7 @@ add_mod() { # name-or-path
 		path=$m
 		rel=extra/$(basename "$m")
 	else
-		path=$(modinfo -k "$KVER" -n "$m")
+		path=$(modinfo "${MODINFO_B[@]}" -k "$KVER" -n "$m")
 		case "$path" in
 		/*) ;;
 		*) return 0 ;;	# (builtin)
@@ -97,7 +105,9 @@ add_mod() { # name-or-path
 	esac
 }
 
-for m in vmxnet3 8021q bridge virtio_console virtio_pci; do
+# VX3_EXTRA_MODS: more modules by name, resolved in MODDIR like the others
+# (test_dkms.py: vx3 as DKMS installed it, updates/dkms/vx3.ko.xz).
+for m in vmxnet3 8021q bridge virtio_console virtio_pci ${VX3_EXTRA_MODS:-}; do
 	add_mod "$m"
 done
 if [ -n "$VX3_KO" ] && [ -f "$VX3_KO" ]; then
@@ -113,6 +123,11 @@ depmod -b "$STAGE" "$KVER"
 # Nothing autoloads NIC drivers: there is no udev/mdev in the guest and
 # /init clears the uevent helper, so tests choose the driver.
 
+# VX3_EXTRA_FILES="SRC[=DEST] ...": host files copied into the guest (at
+# DEST, default SRC), e.g. a modprobe.d file (test_dkms.py).
+for f in ${VX3_EXTRA_FILES:-}; do
+	install -D -m "$(stat -c %a "${f%%=*}")" "${f%%=*}" "$STAGE${f#*=}"
+done
 install -m 0755 "$HERE/guest/init" "$STAGE/init"
 install -m 0755 "$HERE/guest/agent.sh" "$STAGE/bin/vx3-agent"
 echo "root:x:0:0:root:/root:/bin/sh" >"$STAGE/etc/passwd"

@@ -3,12 +3,19 @@
 """Run the vx3 VM tests; prints TAP.
 
     run.py [--driver vx3|vmxnet3|all] [-t smoke[.case]] [--variant default]
-           [--tap-start N] [--summary] [--list]
+           [--kernel stock|debug] [--tap-start N] [--summary] [--list]
 
 One VM is booted per test file, driver and variant; the file's cases run in
 order in it. After every case the guest dmesg and QEMU's guest_errors log
 are scanned (lib.vm.LogScanner); QEMU exiting fails the case and the rest
 of the file.
+
+--kernel debug (or VX3_KERNEL=debug) boots the debug kernel built by
+`make debug-kernel` (scripts/vx3-debug-kernel.sh: KASAN, lockdep, kmemleak,
+DMA-API debugging, ...) with an initramfs from its module tree and a vx3.ko
+built against it; names and log dirs get the prefix "debug.", guest command
+and case timeouts are multiplied (--timeout-scale), and after each file the
+driver is unloaded and kmemleak scanned (case "unload_kmemleak").
 """
 
 import argparse
@@ -19,6 +26,7 @@ import subprocess
 import sys
 import time
 import traceback
+import types
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "../../../../../.."))
@@ -28,6 +36,11 @@ from lib import vm as vmlib  # noqa: E402
 from lib.test import Ctx, Skip, CaseTimeout  # noqa: E402
 
 DRIVERS = ("vmxnet3", "vx3")
+DEBUG_KERNEL_SH = os.path.join(ROOT, "scripts/vx3-debug-kernel.sh")
+# Guest command/case timeout factor on the debug kernel (KASAN, lockdep,
+# kmemleak under TCG); VX3_DEBUG_TIMEOUT_SCALE or --timeout-scale override.
+DEBUG_TIMEOUT_SCALE = 3.0
+KMEMLEAK = "/sys/kernel/debug/kmemleak"
 # VX3_KO=path tests another build of the module (e.g. an older one)
 VX3_KO = os.environ.get("VX3_KO") or \
     os.path.join(ROOT, "drivers/net/ethernet/vmware/vx3/vx3.ko")
@@ -84,6 +97,87 @@ def one_line(msg):
     return first[0][:150] if first else "failed"
 
 
+class Kernel:
+    """The guest kernel: Debian's stock one (default) or the debug build."""
+
+    def __init__(self, args):
+        self.name = args.kernel
+        self.debug = args.kernel == "debug"
+        self.image = None		# None: /boot/vmlinuz-KVER
+        self.modroot = None		# None: /lib/modules
+        self.scale = 1.0
+        self.vx3_ko = VX3_KO
+        if not self.debug:
+            self.kver = vmlib.kver()
+            return
+        try:
+            d = subprocess.check_output([DEBUG_KERNEL_SH, "--path"],
+                                        text=True).strip()
+        except subprocess.CalledProcessError:
+            raise SystemExit("run.py: the debug kernel is not built: "
+                             "run `make debug-kernel` first")
+        with open(os.path.join(d, "kernelrelease")) as f:
+            self.kver = f.read().strip()
+        self.image = os.path.join(d, "bzImage")
+        self.modroot = os.path.join(d, "modroot")
+        self.scale = args.timeout_scale or float(
+            os.environ.get("VX3_DEBUG_TIMEOUT_SCALE", DEBUG_TIMEOUT_SCALE))
+        # vx3.ko against the debug tree, rebuilt if the sources changed
+        # (the stock build in drivers/.../vx3/ is left alone).
+        self.vx3_ko = os.path.join(d, "vx3/vx3.ko")
+        if os.path.isfile(os.path.join(ROOT, "drivers/net/ethernet/vmware/"
+                                             "vx3/Makefile")):
+            out = subprocess.check_output([DEBUG_KERNEL_SH, "--module"],
+                                          text=True).strip()
+            if out:
+                self.vx3_ko = out.splitlines()[-1]
+
+    def vm_args(self):
+        """Extra lib.vm.VM() arguments."""
+        if not self.debug:
+            return {}
+        return {"kernel": self.image, "timeout_scale": self.scale,
+                "boot_timeout": int(300 * self.scale)}
+
+
+def kmemleak_after_unload(tap, vm, driver, scanner, name, logdir):
+    """Debug kernel, after a file's cases: rmmod the driver, scan kmemleak
+    twice (a first scan can miss references still in flight) and fail if
+    it reports anything; also fail on dmesg splats of the unload."""
+    t0 = time.monotonic()
+    problems = []
+    try:
+        rc, out = vm.run(f"if grep -q '^{driver} ' /proc/modules; then "
+                         f"rmmod {driver}; fi", timeout=120)
+        if rc != 0:
+            problems.append(f"rmmod {driver} failed (rc={rc}):\n{out}")
+        rc, out = vm.run(f"test -e {KMEMLEAK}")
+        if rc != 0:
+            problems.append(f"no {KMEMLEAK} (kmemleak disabled?)")
+        else:
+            for _ in range(2):
+                vm.check(f"echo scan > {KMEMLEAK}", timeout=300)
+            report = vm.check(f"cat {KMEMLEAK}", timeout=120)
+            if report.strip():
+                with open(os.path.join(logdir, "kmemleak.txt"), "w") as f:
+                    f.write(report)
+                n = report.count("unreferenced object")
+                problems.append(f"kmemleak: {n} unreferenced object(s) after "
+                                f"rmmod {driver} (kmemleak.txt):\n"
+                                + report.rstrip())
+    except vmlib.VMError as e:
+        problems.append(f"unload/kmemleak check failed: {e}")
+    problems += scanner.scan()
+    dt = time.monotonic() - t0
+    if problems:
+        tap.diag("\n".join(problems))
+        tap.result(False, name, f"{one_line(problems[0])} ({dt:.0f}s)")
+    else:
+        tap.diag(f"{name}: rmmod {driver} + 2 kmemleak scans: clean "
+                 f"({dt:.0f}s)")
+        tap.result(True, name)
+
+
 def start_vm(tap, vm, prefix):
     """Boot vm; once more (a new VM) if the first boot died of the TCG
     int3 artefact before any driver was loaded (lib.vm.tcg_boot_artefact).
@@ -104,15 +198,21 @@ def start_vm(tap, vm, prefix):
     tap.diag(f"{prefix}: boot died of the TCG int3 artefact before any "
              f"driver was loaded (console-boot1.log); booting once more")
     again = vmlib.VM(vm.kver, vm.initrd, nics=vm.nics, variant=vm.variant,
-                     logdir=vm.logdir, append=vm.extra_append)
+                     logdir=vm.logdir, append=vm.extra_append,
+                     kernel=vm.kernel, timeout_scale=vm.timeout_scale,
+                     boot_timeout=vm.boot_timeout, root_ports=vm.root_ports)
     again.start()
     return again
 
 
-def run_file(tap, args, name, mod, cases, driver, variant, initrd, kv,
+def run_file(tap, args, name, mod, cases, driver, variant, initrd, kern,
              have_vx3):
+    kv = kern.kver
     prefix = f"{driver}.{variant}.{name}" if variant != "default" \
         else f"{driver}.{name}"
+    if kern.debug:
+        prefix = f"debug.{prefix}"
+    case_timeout = int(args.case_timeout * kern.scale)
     allowed = getattr(mod, "DRIVERS", DRIVERS)
     skip = None
     if driver not in allowed:
@@ -125,8 +225,37 @@ def run_file(tap, args, name, mod, cases, driver, variant, initrd, kv,
         return
 
     logdir = os.path.join(args.logdir, f"{prefix}")
+    # A file may prepare the host before its VM boots and bring its own
+    # initramfs: initrd = mod.host_setup(host) (None: the shared one);
+    # mod.host_teardown(host) runs after the VM is gone, also on failure.
+    # test_dkms.py installs the vx3-dkms package this way. The cases see
+    # the namespace as ctx.host.
+    host = types.SimpleNamespace(kver=kv, logdir=logdir, initrd=initrd,
+                                 root=ROOT, kernel=kern, state={})
+    if hasattr(mod, "host_setup"):
+        skip = err = None
+        try:
+            initrd = mod.host_setup(host) or initrd
+        except Skip as e:
+            skip = e
+        except Exception as e:  # noqa: BLE001
+            err = e
+            tap.diag(f"{prefix}: host_setup failed:\n"
+                     f"{traceback.format_exc()}")
+        except BaseException:		# SIGINT, SIGTERM, SIGHUP
+            _host_teardown(tap, mod, host, prefix)
+            raise
+        if skip or err:
+            _host_teardown(tap, mod, host, prefix)
+            for c in cases:
+                tap.result(skip is not None, f"{prefix}.{c.__name__[5:]}",
+                           f"SKIP {skip}" if skip else
+                           f"host setup failed: {one_line(err)}")
+            return
     vm = vmlib.VM(kv, initrd, nics=getattr(mod, "NICS", 1), variant=variant,
-                  logdir=logdir, append=getattr(mod, "APPEND", ""))
+                  logdir=logdir, append=getattr(mod, "APPEND", ""),
+                  root_ports=getattr(mod, "ROOT_PORTS", False),
+                  **kern.vm_args())
     tap.diag(f"{prefix}: booting VM {vm.runid} (logs in "
              f"{os.path.relpath(logdir, ROOT)})")
     try:
@@ -140,12 +269,22 @@ def run_file(tap, args, name, mod, cases, driver, variant, initrd, kv,
             return
         tap.diag(f"{prefix}: guest up in {vm.boot_time:.1f}s")
         ctx = Ctx(vm, driver, variant)
+        ctx.host = host
         scanner = vmlib.LogScanner(vm)
+        if kern.debug:
+            # Boot-time kmemleak suspects are not the driver's: scan once
+            # and clear them, so that the check after rmmod sees only
+            # what leaked during the test file.
+            t1 = time.monotonic()
+            rc, out = vm.run(f"echo scan > {KMEMLEAK} && "
+                             f"echo clear > {KMEMLEAK}", timeout=300)
+            tap.diag(f"{prefix}: boot-time kmemleak scan+clear "
+                     f"(rc={rc}, {time.monotonic() - t1:.0f}s) {out.strip()}")
         setup = getattr(mod, "setup", None)
         setup_err = None
         if setup is not None:
             try:
-                with CaseTimeout(args.case_timeout):
+                with CaseTimeout(case_timeout):
                     setup(ctx)
             except Skip as e:
                 for c in cases:
@@ -167,7 +306,7 @@ def run_file(tap, args, name, mod, cases, driver, variant, initrd, kv,
             err = None
             directive = ""
             try:
-                with CaseTimeout(args.case_timeout):
+                with CaseTimeout(case_timeout):
                     c(ctx)
             except Skip as e:
                 directive = f"SKIP {e}"
@@ -196,12 +335,27 @@ def run_file(tap, args, name, mod, cases, driver, variant, initrd, kv,
         teardown = getattr(mod, "teardown", None)
         if teardown is not None and not dead and not setup_err:
             try:
-                with CaseTimeout(args.case_timeout):
+                with CaseTimeout(case_timeout):
                     teardown(ctx)
             except Exception as e:  # noqa: BLE001
                 tap.diag(f"teardown failed: {e}")
+        if kern.debug and not dead:
+            kmemleak_after_unload(tap, vm, driver, scanner,
+                                  f"{prefix}.unload_kmemleak", logdir)
     finally:
         vm.close()
+        _host_teardown(tap, mod, host, prefix)
+
+
+def _host_teardown(tap, mod, host, prefix):
+    """mod.host_teardown(host), if the file has one (see run_file)."""
+    if hasattr(mod, "host_teardown"):
+        try:
+            mod.host_teardown(host)
+        except Exception as e:  # noqa: BLE001
+            tap.diag(f"{prefix}: host_teardown failed:\n"
+                     f"{traceback.format_exc()}")
+            tap.result(False, f"{prefix}.host_teardown", one_line(e))
 
 
 def main():
@@ -219,6 +373,13 @@ def main():
     ap.add_argument("--summary", action="store_true",
                     help="end with 'N passed, N failed, N skipped'")
     ap.add_argument("--list", action="store_true")
+    ap.add_argument("--kernel", default=os.environ.get("VX3_KERNEL", "stock"),
+                    choices=("stock", "debug"),
+                    help="guest kernel: Debian's (stock) or `make "
+                         "debug-kernel`'s (debug); env VX3_KERNEL")
+    ap.add_argument("--timeout-scale", type=float, default=None,
+                    help="debug kernel: factor for guest command and case "
+                         f"timeouts (default {DEBUG_TIMEOUT_SCALE})")
     args = ap.parse_args()
     vmlib._install_handlers()
 
@@ -236,15 +397,19 @@ def main():
     # A file names the boot variants it runs in (VARIANTS, default
     # "default"); --variant overrides that for every file.
     variants = args.variant
-    kv = vmlib.kver()
+    kern = Kernel(args)
+    kv = kern.kver
     os.makedirs(args.logdir, exist_ok=True)
     vmlib.reap_dead_runs()
 
-    have_vx3 = os.path.isfile(VX3_KO)
+    have_vx3 = os.path.isfile(kern.vx3_ko)
     # One initramfs per log directory: concurrent runs use their own --logdir
     initrd = os.path.join(args.logdir, f"initramfs-{kv}.cpio")
+    env = dict(os.environ)
+    if kern.modroot:
+        env["VX3_MODROOT"] = kern.modroot
     subprocess.check_call([os.path.join(HERE, "mkinitramfs.sh"), kv, initrd]
-                          + ([VX3_KO] if have_vx3 else []))
+                          + ([kern.vx3_ko] if have_vx3 else []), env=env)
     if have_vx3:
         have_vx3 = subprocess.call(
             ["sh", "-c", f"cpio -t < {initrd} 2>/dev/null | grep -q /vx3.ko$"]
@@ -258,7 +423,7 @@ def main():
                 for variant in variants or getattr(mod, "VARIANTS",
                                                    ("default",)):
                     run_file(tap, args, name, mod, cases, driver, variant,
-                             initrd, kv, have_vx3)
+                             initrd, kern, have_vx3)
     except KeyboardInterrupt as e:
         tap.diag(f"interrupted ({e})")
         tap.result(False, "vmtest", "interrupted")

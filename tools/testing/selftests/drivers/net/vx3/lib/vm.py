@@ -215,8 +215,17 @@ class VM:
     """One guest, its NICs, their peer namespaces and the control channel."""
 
     def __init__(self, kver, initrd, nics=1, variant="default", logdir=None,
-                 runid=None, mem=1024, smp=2, boot_timeout=300, append=""):
+                 runid=None, mem=1024, smp=2, boot_timeout=300, append="",
+                 kernel=None, timeout_scale=1.0, root_ports=False):
         self.kver = kver
+        # Every NIC on its own pcie-root-port "rp<n>" (PCIe hotplug)
+        self.root_ports = root_ports
+        # The guest kernel image: Debian's /boot/vmlinuz-KVER unless given
+        # (the debug kernel, scripts/vx3-debug-kernel.sh).
+        self.kernel = kernel or f"/boot/vmlinuz-{kver}"
+        # Guest command timeouts (run(), check()) are multiplied by this:
+        # a KASAN/lockdep kernel under TCG is several times slower.
+        self.timeout_scale = timeout_scale
         self.initrd = initrd
         self.nics = nics
         self.variant = variant
@@ -313,7 +322,7 @@ class VM:
                "-accel", "tcg,thread=multi", "-M", "q35", "-cpu", "max",
                "-smp", str(self.smp), "-m", str(self.mem),
                "-nodefaults", "-nographic", "-no-reboot",
-               "-kernel", f"/boot/vmlinuz-{self.kver}",
+               "-kernel", self.kernel,
                "-initrd", self.initrd, "-append", append,
                "-serial", f"file:{self.console_log}",
                "-d", "guest_errors", "-D", self.guest_errors_log,
@@ -324,10 +333,15 @@ class VM:
                "-chardev", f"socket,path={ctl},server=on,wait=off,id=ctl",
                "-device", "virtserialport,chardev=ctl,name=ctl"]
         for n in range(1, self.nics + 1):
+            bus = ""
+            if self.root_ports:
+                cmd += ["-device", f"pcie-root-port,id=rp{n},chassis={n},"
+                        f"slot={n}"]
+                bus = f",bus=rp{n}"
             cmd += ["-netdev", f"tap,id=n{n},ifname={self.tap(n)},"
                     "script=no,downscript=no,vnet_hdr=on",
                     "-device", f"vmxnet3,netdev=n{n},id=nic{n},"
-                    f"mac={self.mac(n)}"]
+                    f"mac={self.mac(n)}{bus}"]
         with open(os.path.join(self.logdir, "qemu-cmdline"), "w") as f:
             f.write(shlex.join(cmd) + "\n")
         self._qemu_out = open(os.path.join(self.logdir, "qemu.log"), "wb")
@@ -525,6 +539,7 @@ class VM:
         guest or QEMU dies meanwhile.
         """
         self.check_alive()
+        timeout = timeout * self.timeout_scale
         with self._cond:
             self._next_id += 1
             cid = str(self._next_id)
@@ -675,6 +690,14 @@ BAD_DMESG = [
     r"exceeded budget in poll", r"hw csum failure", r"refcount_t:",
     # skb_warn_if_lro() and skb_warn_bad_offload() (GSO of a bad skb)
     r"cannot be forwarded while LRO", r"skb_warn_bad_offload",
+    # Debug kernel (config.debug): lockdep and RCU lockdep (their reports
+    # start with WARNING: too), KASAN, DMA-API debugging (not its boot-time
+    # info lines), debugobjects, kmemleak with kmemleak.verbose=1. DEBUG_NET
+    # reports are WARN()s.
+    r"possible circular locking dependency", r"inconsistent lock state",
+    r"possible recursive locking detected", r"suspicious RCU usage",
+    r"KASAN:", r"DMA-API: (?!preallocated|debugging enabled)",
+    r"ODEBUG:", r"unreferenced object 0x",
 ]
 BAD_DMESG_RE = re.compile("|".join(f"(?:{p})" for p in BAD_DMESG))
 _TS_RE = re.compile(r"^\[\s*(\d+\.\d+)\]")
