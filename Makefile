@@ -15,7 +15,8 @@ KVER ?= $(shell $(DEPS) --kver 2>/dev/null)
 KDIR ?= /lib/modules/$(KVER)/build
 export KVER KDIR
 
-.PHONY: all modules deps check static vmtest bench series clean help
+.PHONY: all modules deps check check-reference static vmtest bench series \
+	debug-kernel deb clean help
 
 all: modules
 
@@ -38,6 +39,12 @@ modules:
 check: deps
 	@$(CURDIR)/scripts/vx3-check.sh
 
+# The same VM tests against the in-tree vmxnet3, the reference: run before
+# a release and for the closing note, not in every make check (budget).
+check-reference: deps
+	@$(PYTHON) $(CURDIR)/tools/testing/selftests/drivers/net/vx3/run.py \
+		--driver vmxnet3 --summary $(VMTEST_ARGS)
+
 static: deps
 	@$(CURDIR)/scripts/vx3-static-check.sh
 
@@ -52,6 +59,19 @@ bench: deps
 	@$(PYTHON) $(CURDIR)/tools/testing/selftests/drivers/net/vx3/bench/bench.py \
 		$(if $(REPS),--reps $(REPS)) $(if $(SECONDS),--seconds $(SECONDS)) \
 		$(if $(PAR),--parallel $(PAR)) $(BENCH_ARGS)
+
+# The debug guest kernel (KASAN, lockdep, kmemleak, DMA-API debug, ...),
+# cached under /var/cache/vx3/debug-kernel/ (scripts/vx3-debug-kernel.sh),
+# and vx3.ko built against it; run.py --kernel debug boots it, e.g.
+# make vmtest VMTEST_ARGS="--kernel debug --driver vx3 -t smoke"
+debug-kernel: deps
+	@$(CURDIR)/scripts/vx3-debug-kernel.sh
+
+# The Debian package vx3-dkms (packaging/, dh_dkms) as
+# build/vx3-dkms_<version>_all.deb, staged under build/deb/. Not after
+# deps: on a real host it needs only debhelper, dh-dkms and dkms.
+deb:
+	@$(CURDIR)/scripts/vx3-deb.sh
 
 # The netdev patch series in build/series/ (scripts/vx3-series/README)
 series: deps
@@ -71,10 +91,15 @@ help:
 	@echo "                  KDIR=/lib/modules/\$$(uname -r)/build for a real host"
 	@echo "  make check      deps, build, static checks (W=1, sparse, checkpatch,"
 	@echo "                  kernel-doc) and VM tests; ends with 'N passed, N failed, N skipped'"
+	@echo "  make check-reference  the VM tests against the in-tree vmxnet3"
 	@echo "  make static     static checks only"
 	@echo "  make vmtest     VM tests only (VMTEST_ARGS='--driver vmxnet3 -t smoke')"
 	@echo "  make bench      benchmarks vx3 vs vmxnet3 (REPS= SECONDS= PAR= BENCH_ARGS=)"
 	@echo "  make series     the netdev patch series in build/series/ (from series.txt)"
+	@echo "  make debug-kernel  build (once, cached in /var/cache/vx3/debug-kernel/) the"
+	@echo "                  KASAN/lockdep/kmemleak guest kernel and vx3.ko for it;"
+	@echo "                  then VMTEST_ARGS='--kernel debug --driver vx3 -t smoke'"
+	@echo "  make deb        build/vx3-dkms_<version>_all.deb (DKMS package, vx3-policy)"
 	@echo "  make deps       install missing dependencies (root)"
 	@echo "  make clean      remove build products"
 	@echo "Kernel: KVER=$(KVER) KDIR=$(KDIR)"

@@ -1,0 +1,151 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Life-cycle faults under traffic: PCIe hot-unplug and replug, and
+reconfiguration churn from parallel loops.
+
+hotunplug_traffic
+    NIC 1 sits on its own PCIe root port. While iperf runs both ways, QMP
+    device_del unplugs it (the guest's pciehp removes the device, so the
+    driver's remove runs with traffic in flight): the interface must go
+    away without a hang or a splat. device_add then plugs a NIC with the
+    same MAC and backend into the same port; the driver probes it and it
+    carries traffic. Done twice.
+churn_integrity
+    While 32 MiB of random data cross NIC 1 each way over TCP, three
+    guest loops run in parallel for a bounded time: ip link down/up,
+    ethtool -G ring sizes (and -L TX channels on vx3), and ethtool -K
+    offloads. Both transfers must arrive intact (SHA-256 at both ends),
+    and traffic flows once the loops stop. The harness fails the case on
+    any splat in dmesg.
+"""
+
+import threading
+import time
+
+from lib.nic import (Traffic, diag, expect_flowing, ping, setup_nic,
+                     tcp_integrity, wait_carrier)
+
+NICS = 1
+# lib/vm.py: put every NIC on its own pcie-root-port (hotplug capable)
+ROOT_PORTS = True
+
+CHURN_SECONDS = 40
+
+
+def setup(ctx):
+    setup_nic(ctx)
+
+
+def _nic_present(vm):
+    rc, _ = vm.run(f"grep -qs {vm.mac(1)} /sys/class/net/*/address")
+    return rc == 0
+
+
+def _wait(cond, timeout, step=0.5):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if cond():
+            return True
+        time.sleep(step)
+    return cond()
+
+
+def _unplug(ctx):
+    vm = ctx.vm
+    vm.qmp("device_del", id="nic1")
+    # pciehp waits 5 s for a cancel of the attention button press
+    ctx.expect(_wait(lambda: not _nic_present(vm), 60),
+               "the interface is still there 60 s after device_del")
+    ctx.expect(_wait(lambda: not any(d.get("qdev") == "nic1"
+                                     for d in _pci_devices(vm)), 30),
+               "QEMU still lists nic1 after the guest removed it")
+
+
+def _pci_devices(vm):
+    devs = []
+    for bus in vm.qmp("query-pci"):
+        for d in bus.get("devices", []):
+            devs.append(d)
+            for b in (d.get("pci_bridge", {}).get("devices") or []):
+                devs.append(b)
+    return devs
+
+
+def _replug(ctx):
+    vm = ctx.vm
+    vm.qmp("device_add", driver="vmxnet3", id="nic1", netdev="n1",
+           mac=vm.mac(1), bus="rp1")
+    ctx.expect(_wait(lambda: _nic_present(vm), 60),
+               "no interface 60 s after device_add")
+    ifn = ctx.ifname(1)
+    drv = vm.check(f"basename $(readlink /sys/class/net/{ifn}/device/"
+                   f"driver)").strip()
+    ctx.expect(drv == ctx.driver, f"replugged NIC bound to {drv}")
+    ctx.config_ip(1)
+    wait_carrier(ctx)
+
+
+def test_hotunplug_traffic(ctx):
+    for rnd in range(2):
+        with Traffic(ctx, port=5720 + 10 * rnd, parallel=2):
+            expect_flowing(ctx, f"traffic before unplug {rnd + 1}")
+            _unplug(ctx)
+        _replug(ctx)
+        ping(ctx)
+        with Traffic(ctx, port=5760 + 10 * rnd):
+            expect_flowing(ctx, f"traffic after replug {rnd + 1}")
+
+
+def _churn_script(ctx, seconds):
+    """Guest shell: three loops in parallel for `seconds`, each failing
+    the script if a command fails."""
+    ifn = ctx.ifname(1)
+    rings = ("for r in 256 64 1024 512; do "
+             f"ethtool -G {ifn} rx $r tx $r || exit 11; sleep 0.3; done")
+    if ctx.driver == "vx3":
+        rings += (f"; ethtool -L {ifn} tx 1 || exit 12; sleep 0.3; "
+                  f"ethtool -L {ifn} tx 0 || exit 13")
+    offl = (f"for f in lro tso tx; do ethtool -K {ifn} $f off || exit 21; "
+            f"sleep 0.3; ethtool -K {ifn} $f on || exit 22; sleep 0.3; done")
+    updown = (f"ip link set {ifn} down || exit 31; sleep 0.2; "
+              f"ip link set {ifn} up || exit 32; sleep 1")
+    loop = "end=$(($(date +%s) + {s})); while [ $(date +%s) -lt $end ]; " \
+           "do {body}; done"
+    parts = [loop.format(s=seconds, body=b) for b in (rings, offl, updown)]
+    return ("pids=; " + " ".join(f"( {p} ) & pids=\"$pids $!\";"
+                                 for p in parts) +
+            " rc=0; for p in $pids; do wait $p || rc=$?; done; exit $rc")
+
+
+def test_churn_integrity(ctx):
+    vm = ctx.vm
+    res = {}
+
+    def transfer(name, rx, port):
+        try:
+            tcp_integrity(ctx, 32 << 20, rx=rx, port=port)
+            res[name] = None
+        except Exception as e:  # noqa: BLE001 - reported below
+            res[name] = e
+
+    threads = [threading.Thread(target=transfer, args=("rx", True, 5791),
+                                daemon=True),
+               threading.Thread(target=transfer, args=("tx", False, 5792),
+                                daemon=True)]
+    for t in threads:
+        t.start()
+    time.sleep(1)
+    rc, out = vm.run(_churn_script(ctx, CHURN_SECONDS),
+                     timeout=CHURN_SECONDS + 240)
+    ctx.expect(rc == 0, f"a churn loop failed (rc={rc}):\n{out}")
+    wait_carrier(ctx)
+    for t in threads:
+        t.join(400)
+    for name in ("rx", "tx"):
+        ctx.expect(name in res, f"the {name} transfer did not finish")
+        if res[name] is not None:
+            raise res[name]
+    diag(f"{ctx.driver}: 32 MiB each way intact across "
+         f"{CHURN_SECONDS} s of churn")
+    ping(ctx)
+    with Traffic(ctx, port=5795):
+        expect_flowing(ctx, "traffic after the churn")
