@@ -379,7 +379,12 @@ def _tcp_tx(ctx, nbytes, v6, port):
     t.start()
     ctx.expect(wait_listen(lambda c: vm.peer(1, c), port),
                "peer socat did not listen")
-    rc, out = vm.run(f"nc {paddr} {port} </tmp/tx.bin", timeout=300)
+    # A connect can fail while the link is being reconfigured (no route
+    # yet); the receiver takes one connection, so a retry after a broken
+    # transfer finds nobody listening and fails.
+    rc, out = vm.run(f"for i in $(seq 50); do nc {paddr} {port} "
+                     f"</tmp/tx.bin && exit 0; sleep 0.2; done; exit 1",
+                     timeout=300)
     t.join(60)
     ctx.expect(rc == 0, f"guest nc failed (rc={rc}): {out.strip()}")
     ctx.expect("r" in res, "peer receiver did not finish")
