@@ -182,9 +182,14 @@ def ensure_ip(ctx):
 
 def reset_nic(ctx):
     """Back to the state setup_nic() made, whatever a failed case left:
-    up, MTU 1500, no promisc/allmulti, addresses, carrier."""
+    up, MTU 1500, no promisc/allmulti, no cached path MTUs, addresses,
+    carrier."""
     vm, ifn = ctx.vm, ctx.ifname(1)
     vm.check(f"ip link set {ifn} up mtu 1500 promisc off allmulticast off")
+    # A case at MTU 68 leaves a locked path MTU of 68 towards the peer for
+    # 10 minutes (min_pmtu clamps to the smaller of 552 and the old MTU):
+    # TCP then sends 48-byte segments in IP fragments. Forget it.
+    vm.check("ip route flush cache && ip -6 route flush cache")
     ensure_ip(ctx)
     wait_carrier(ctx)
 
