@@ -26,8 +26,8 @@ rmmod
 
 import re
 
-from lib.nic import (diag, ethtool_stats, link_stats, ping, tcp_integrity,
-                     wait_carrier)
+from lib.nic import (diag, ethtool_stats, expect_bql_drained, link_stats, ping,
+                     tcp_integrity, wait_carrier)
 
 NICS = 1
 VARIANTS = ("swiotlb-tiny",)
@@ -89,18 +89,11 @@ def test_tx_map_err(ctx):
 
 
 def test_tx_recovers(ctx):
-    vm, ifn = ctx.vm, ctx.ifname(1)
     wait_carrier(ctx)
     ping(ctx, wait=30)
     tcp_integrity(ctx, 1 << 20, rx=False, port=5711)
     tcp_integrity(ctx, 1 << 20, rx=True, port=5712)
-    rc, out = vm.run(
-        f"for i in $(seq 100); do n=0; for q in /sys/class/net/{ifn}/queues/"
-        f"tx-*/byte_queue_limits/inflight; do "
-        f"[ $(cat $q) = 0 ] || n=$((n+1)); done; [ $n = 0 ] && exit 0; "
-        f"sleep 0.1; done; grep . /sys/class/net/{ifn}/queues/tx-*/"
-        f"byte_queue_limits/inflight; exit 1")
-    ctx.expect(rc == 0, f"BQL inflight does not return to 0:\n{out}")
+    expect_bql_drained(ctx)
 
 
 def test_rmmod(ctx):

@@ -68,6 +68,7 @@ import shlex
 import time
 
 from lib.nic import (Traffic, channels, copybreak, diag, ensure_ip,
+                     expect_bql_drained,
                      ethtool_stats, ethtool_table, expect_flowing, features,
                      guest_ok, ifindex, link_stats, only_vx3, parse_features,
                      ping, ping_sizes, qstats, reset_nic, rings, setup_nic,
@@ -447,13 +448,7 @@ def test_tx_backlog_reconfig(ctx):
                    f"the qdisc backlog of {ifn} did not drain in 15s after "
                    f"the resets ({n} packets):\n{out}")
         time.sleep(0.5)
-    rc, out = vm.run(
-        f"for i in $(seq 100); do n=0; for q in /sys/class/net/{ifn}/queues/"
-        f"tx-*/byte_queue_limits/inflight; do "
-        f"[ $(cat $q) = 0 ] || n=$((n+1)); done; [ $n = 0 ] && exit 0; "
-        f"sleep 0.1; done; grep . /sys/class/net/{ifn}/queues/tx-*/"
-        f"byte_queue_limits/inflight; exit 1")
-    ctx.expect(rc == 0, f"BQL inflight does not return to 0:\n{out}")
+    expect_bql_drained(ctx)
     ping(ctx)
     tcp_integrity(ctx, 1 << 20, rx=False, port=5995)
 

@@ -325,6 +325,19 @@ def expect_flowing(ctx, what="traffic", timeout=20):
                                  f"in {timeout}s: {a} -> {b}")
 
 
+def expect_bql_drained(ctx):
+    """Assert that BQL's inflight bytes of every TX queue of NIC 1 return
+    to 0 within 10 s (no completion lost, no byte counted twice)."""
+    vm, ifn = ctx.vm, ctx.ifname(1)
+    rc, out = vm.run(
+        f"for i in $(seq 100); do n=0; for q in /sys/class/net/{ifn}/queues/"
+        f"tx-*/byte_queue_limits/inflight; do "
+        f"[ $(cat $q) = 0 ] || n=$((n+1)); done; [ $n = 0 ] && exit 0; "
+        f"sleep 0.1; done; grep . /sys/class/net/{ifn}/queues/tx-*/"
+        f"byte_queue_limits/inflight; exit 1")
+    ctx.expect(rc == 0, f"BQL inflight does not return to 0:\n{out}")
+
+
 def wait_no_tcp(ctx, timeout=60):
     """Wait until the guest has no TCP sockets left (orphans included)."""
     rc, out = ctx.vm.run(
