@@ -36,6 +36,9 @@ from lib import vm as vmlib  # noqa: E402
 from lib.test import Ctx, Skip, CaseTimeout  # noqa: E402
 
 DRIVERS = ("vmxnet3", "vx3")
+# A file may name the guest kernels it applies to (KERNELS = ("debug",) for
+# fault injection, which Debian's kernel does not have).
+KERNELS = ("stock", "debug")
 DEBUG_KERNEL_SH = os.path.join(ROOT, "scripts/vx3-debug-kernel.sh")
 # Guest command/case timeout factor on the debug kernel (KASAN, lockdep,
 # kmemleak under TCG); VX3_DEBUG_TIMEOUT_SCALE or --timeout-scale override.
@@ -217,6 +220,8 @@ def run_file(tap, args, name, mod, cases, driver, variant, initrd, kern,
     skip = None
     if driver not in allowed:
         skip = f"test does not apply to {driver}"
+    elif kern.name not in getattr(mod, "KERNELS", KERNELS):
+        skip = f"needs the {' or '.join(mod.KERNELS)} kernel"
     elif driver == "vx3" and not have_vx3:
         skip = "vx3.ko not built"
     if skip:
