@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Build (once, cached) the vx3 debug guest kernel: Debian's linux-source-6.12
-# configured as x86_64_defconfig + kvm_guest.config + the fragment
+# configured as allnoconfig + kvm_guest.config + the fragment
 # tools/testing/selftests/drivers/net/vx3/config.debug (KASAN, lockdep,
 # kmemleak, DEBUG_NET, DMA-API debug, UBSAN, fault injection, ...), plus
 # vx3.ko built against it.
@@ -62,10 +62,11 @@ die() { log "$*"; exit 1; }
 recipe_configure() { # in the source tree
 	local frag=$1
 	make -s ARCH=x86_64 mrproper
-	# merge_config.sh (not -m) runs alldefconfig on the merged fragments
-	# and warns about every requested value that did not survive.
-	ARCH=x86_64 scripts/kconfig/merge_config.sh -O . \
-		arch/x86/configs/x86_64_defconfig \
+	# merge_config.sh (not -m) runs allnoconfig (-n) on the merged
+	# fragments and warns about every requested value that did not survive.
+	# -n: allnoconfig fills in the rest, so only what is asked for is
+	# built (options behind CONFIG_EXPERT keep their defaults).
+	ARCH=x86_64 scripts/kconfig/merge_config.sh -n -O . \
 		kernel/configs/kvm_guest.config "$frag" >merge_config.log 2>&1 || {
 		cat merge_config.log >&2
 		return 1
