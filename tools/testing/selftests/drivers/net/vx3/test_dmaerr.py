@@ -8,10 +8,16 @@ minimum before the interface comes up, so that RX buffers leave room for
 TX.
 
 tx_map_err
-    Guest -> peer TCP with TSO and scatter-gather (iperf, 4 streams: 64 KiB
-    skbs of many page fragments) until mappings fail. vx3 must count the
-    failures (ethtool -S tx<q>_map_err > 0; the packet is dropped, nothing
-    leaks). vmxnet3 (reference): its drop counters are printed.
+    Guest -> peer TCP with TSO and scatter-gather (iperf, 8 streams: 64 KiB
+    skbs of many page fragments) until mappings fail. Whether the 1 MiB pool
+    fills is otherwise up to BQL, TCP small queues and the host's speed, so
+    the case takes those limits away for its duration: every TX queue's
+    BQL limit_min is raised to 16 MiB and tcp_limit_output_bytes to 16 MiB,
+    letting a whole TX ring of TSO skbs (far more than 1 MiB) wait for the
+    device. vx3 must count the failures (ethtool -S tx<q>_map_err > 0; the
+    packet is dropped, nothing leaks). vmxnet3 (reference): its drop
+    counters are printed. The swiotlb debugfs usage (io_tlb_used and its
+    high-water mark) is printed for both.
 tx_recovers
     Afterwards the TX queue keeps flowing: 1 MiB of TCP guest -> peer and
     peer -> guest arrive intact (SHA-256), ping works, the qdisc drains
@@ -53,28 +59,46 @@ def _map_errs(ctx):
     return sum(v for k, v in st.items() if MAP_ERR_RE.match(k)), st
 
 
+def _swiotlb_usage(vm):
+    rc, out = vm.run("cd /sys/kernel/debug/swiotlb 2>/dev/null && "
+                     "grep -H . io_tlb_nslabs io_tlb_used "
+                     "io_tlb_used_hiwater 2>/dev/null")
+    return " ".join(out.split()) if rc == 0 else "(no swiotlb debugfs)"
+
+
+def _set_tx_limits(vm, ifn, limit_min, output_bytes):
+    vm.check(f"for q in /sys/class/net/{ifn}/queues/tx-*/byte_queue_limits; "
+             f"do echo {limit_min} > $q/limit_min; done; "
+             f"sysctl -qw net.ipv4.tcp_limit_output_bytes={output_bytes}")
+
+
 def test_tx_map_err(ctx):
     vm, ifn = ctx.vm, ctx.ifname(1)
     ping(ctx, wait=30)
     f = vm.check(f"ethtool -k {ifn} | grep -E "
                  f"'^(tcp-segmentation-offload|scatter-gather):'")
     diag(f"{ctx.driver}: {' '.join(f.split())}")
+    diag(f"{ctx.driver}: swiotlb before: {_swiotlb_usage(vm)}")
+    tlob = vm.check("sysctl -n net.ipv4.tcp_limit_output_bytes").strip()
     a = link_stats(vm, ifn)
     before = _map_errs(ctx)[0] if ctx.driver == "vx3" else 0
+    _set_tx_limits(vm, ifn, 16 << 20, 16 << 20)
     srv = vm.peer_bg(1, "exec iperf -s -p 5701")
     try:
         vm.peer(1, "for i in $(seq 50); do ss -Hltn 'sport = :5701' | "
                    "grep -q . && exit 0; sleep 0.1; done")
         for _ in range(3):
-            vm.run(f"iperf -c {vm.peer_ip4(1)} -p 5701 -t 4 -P 4 "
+            vm.run(f"iperf -c {vm.peer_ip4(1)} -p 5701 -t 4 -P 8 "
                    f"-l 256K -y C", timeout=60)
             if ctx.driver != "vx3" or _map_errs(ctx)[0] > before:
                 break
     finally:
         srv.stop()
+        _set_tx_limits(vm, ifn, 0, tlob)
     b = link_stats(vm, ifn)
     rc, sw = vm.run("dmesg | grep -c 'swiotlb buffer is full'")
     d = {k: b[k] - a[k] for k in ("tx_packets", "tx_dropped", "tx_errors")}
+    diag(f"{ctx.driver}: swiotlb after: {_swiotlb_usage(vm)}")
     if ctx.driver != "vx3":
         diag(f"{ctx.driver}: {d}; 'swiotlb buffer is full' messages: "
              f"{sw.strip()}")
