@@ -16,7 +16,7 @@ KDIR ?= /lib/modules/$(KVER)/build
 export KVER KDIR
 
 .PHONY: all modules deps check check-reference static vmtest bench series \
-	debug-kernel deb clean help
+	debug-kernel soak deb clean help
 
 all: modules
 
@@ -66,6 +66,18 @@ bench: deps
 # make vmtest VMTEST_ARGS="--kernel debug --driver vx3 -t smoke"
 debug-kernel: deps
 	@$(CURDIR)/scripts/vx3-debug-kernel.sh
+
+# Soak (not in make check): test_churn.py on the debug kernel with the
+# reconfiguration churn, integrity transfers and bulk traffic both ways
+# running for SOAK_MINUTES (default 30); logs in build/soak/.
+SOAK_MINUTES ?= 30
+soak: deps
+	@$(CURDIR)/scripts/vx3-debug-kernel.sh >/dev/null
+	@VX3_CHURN_SECONDS=$$(($(SOAK_MINUTES) * 60)) $(PYTHON) \
+		$(CURDIR)/tools/testing/selftests/drivers/net/vx3/run.py \
+		--kernel debug --driver vx3 -t churn --summary \
+		--case-timeout $$(($(SOAK_MINUTES) * 60 + 900)) \
+		--logdir $(CURDIR)/build/soak $(VMTEST_ARGS)
 
 # The Debian package vx3-dkms (packaging/, dh_dkms) as
 # build/vx3-dkms_<version>_all.deb, staged under build/deb/. Not after
