@@ -10,7 +10,8 @@
 # e.g. the debug kernel's, scripts/vx3-debug-kernel.sh).
 #
 # Contents: busybox-static (with applet symlinks), dash as /bin/sh, iperf, mpstat, ethtool,
-# ip, tc, their shared libraries, vx3-nl and vx3-udp (built here, static),
+# ip, tc, their shared libraries, vx3-nl, vx3-udp and vx3-failnth (built
+# here, static),
 # guest/init + guest/agent.sh, and the modules
 # vmxnet3, 8021q, bridge and (if given and present) vx3, with their dependencies,
 # decompressed (busybox modprobe cannot read .ko.xz) and indexed by depmod.
@@ -63,14 +64,14 @@ for b in ${VX3_EXTRA_BINS:-}; do
 	copy_with_libs "$b"
 done
 
-# Test helpers, static: vx3-nl (netdev netlink dumps) and vx3-udp (UDP
-# integrity). The peer side runs them from vx3-tools/ next to OUTPUT.
+# Test helpers, static: vx3-nl (netdev netlink dumps), vx3-udp (UDP
+# integrity) and vx3-failnth (fail-nth fault injection). The peer side runs them from vx3-tools/ next to OUTPUT.
 # netdev.h is the guest kernel's: the host's linux-libc-dev may lack it.
 TOOLS=${OUT%/*}/vx3-tools
 mkdir -p "$TOOLS/include/linux"
 cp "$MODDIR/source/include/uapi/linux/netdev.h" "$TOOLS/include/linux/netdev.h.$$"
 mv -f "$TOOLS/include/linux/netdev.h.$$" "$TOOLS/include/linux/netdev.h"
-for t in vx3-nl vx3-udp; do
+for t in vx3-nl vx3-udp vx3-failnth; do
 	gcc -O2 -Wall -static -I"$TOOLS/include" -o "$TOOLS/$t.$$" "$HERE/$t.c"
 	mv -f "$TOOLS/$t.$$" "$TOOLS/$t"
 	install -m 0755 "$TOOLS/$t" "$STAGE/usr/bin/$t"
