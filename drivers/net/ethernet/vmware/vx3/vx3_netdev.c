@@ -128,13 +128,11 @@ static void vx3_stats_sum(u64 *sum, const u64_stats_t *cnt,
 		sum[i] += val[i];
 }
 
-/* Totals of the freed queues plus those of @qs; caller holds stats_lock */
-static void vx3_stats_totals(struct vx3_priv *priv, struct vx3_qset *qs,
-			     struct vx3_base_stats *t)
+/* Add the counters of every queue of @qs to @t */
+static void vx3_stats_add_qset(struct vx3_qset *qs, struct vx3_base_stats *t)
 {
 	u32 i, r;
 
-	*t = priv->base;
 	for (i = 0; qs && i < qs->num_vec; i++) {
 		struct vx3_vector *vec = qs->vec[i];
 
@@ -146,6 +144,14 @@ static void vx3_stats_totals(struct vx3_priv *priv, struct vx3_qset *qs,
 			vx3_stats_sum(t->rx, vec->rx[r].stats.cnt,
 				      &vec->rx[r].stats.syncp, VX3_RXS_NUM);
 	}
+}
+
+/* Totals of the freed queues plus those of @qs; caller holds stats_lock */
+static void vx3_stats_totals(struct vx3_priv *priv, struct vx3_qset *qs,
+			     struct vx3_base_stats *t)
+{
+	*t = priv->base;
+	vx3_stats_add_qset(qs, t);
 }
 
 /**
@@ -167,6 +173,32 @@ struct vx3_qset *vx3_swap_qset(struct vx3_priv *priv, struct vx3_qset *qs)
 	priv->qs = qs;
 	spin_unlock_bh(&priv->stats_lock);
 	return old;
+}
+
+/**
+ * vx3_unswap_qset() - go back to the queue set a failed switch replaced
+ * @priv: driver private data
+ * @old: the queue set vx3_swap_qset() replaced, stopped since then
+ * @base: the base counters from before that swap
+ *
+ * The counters of @old go on from where they stopped, so they leave the
+ * base again; what the set that failed to start counted (allocation
+ * failures while posting its RX buffers) stays in.
+ *
+ * Return: the queue set that failed to start.
+ */
+static struct vx3_qset *vx3_unswap_qset(struct vx3_priv *priv,
+					struct vx3_qset *old,
+					const struct vx3_base_stats *base)
+{
+	struct vx3_qset *new = priv->qs;
+
+	spin_lock_bh(&priv->stats_lock);
+	priv->base = *base;
+	vx3_stats_add_qset(new, &priv->base);
+	priv->qs = old;
+	spin_unlock_bh(&priv->stats_lock);
+	return new;
 }
 
 /**
@@ -237,6 +269,7 @@ int vx3_reconfigure(struct vx3_priv *priv, const struct vx3_cfg *cfg,
 		    struct netlink_ext_ack *extack)
 {
 	struct net_device *netdev = priv->netdev;
+	struct vx3_base_stats base;
 	struct vx3_qset *new, *old;
 	int err;
 
@@ -258,12 +291,13 @@ int vx3_reconfigure(struct vx3_priv *priv, const struct vx3_cfg *cfg,
 	old = priv->qs;
 	vx3_down(priv, old);
 	WRITE_ONCE(netdev->mtu, cfg->mtu);
+	/* Written under rtnl only: no stats_lock needed to read it here */
+	base = priv->base;
 	vx3_swap_qset(priv, new);
 	err = vx3_up(priv, new);
 	if (err) {
 		WRITE_ONCE(netdev->mtu, priv->cfg.mtu);
-		vx3_swap_qset(priv, old);
-		vx3_free_qset(priv, new);
+		vx3_free_qset(priv, vx3_unswap_qset(priv, old, &base));
 		if (vx3_up(priv, old)) {
 			/* No extack reaches the caller of a close */
 			NL_SET_ERR_MSG_MOD(extack,
@@ -275,8 +309,8 @@ int vx3_reconfigure(struct vx3_priv *priv, const struct vx3_cfg *cfg,
 			return err;
 		}
 		NL_SET_ERR_MSG_MOD(extack,
-				   "device refused the new configuration, old one restored");
-		netdev_err(netdev, "device refused the new configuration (%d), old one restored\n",
+				   "cannot start the new configuration, old one restored");
+		netdev_err(netdev, "cannot start the new configuration (%d), old one restored\n",
 			   err);
 		return err;
 	}
