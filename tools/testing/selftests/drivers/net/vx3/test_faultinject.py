@@ -25,7 +25,11 @@ pp_alloc_traffic
     injection and turns itself off.
 
 fail_nth_rings, fail_nth_channels, fail_nth_mtu, fail_nth_features,
-fail_nth_open, fail_nth_probe
+fail_nth_open, fail_nth_probe (not in make check)
+    make check's debug lane runs only pp_alloc_traffic: under TCG with
+    KASAN a step takes 10-30 s and a path 15-30 minutes, more than make
+    check's budget. Run the sweep with
+    make vmtest VMTEST_ARGS="--kernel debug --driver vx3 -t faultinject".
     One configuration path each: ethtool -G (rx/rx-jumbo/tx 32/32/64 ->
     32/32/128), ethtool -L tx 0 -> 1, MTU 1500 -> 1400, ethtool -K lro on
     -> off (vx3 reallocates nothing on a feature change: the path covers
