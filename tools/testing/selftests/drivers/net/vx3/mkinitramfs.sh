@@ -108,7 +108,10 @@ add_mod() { # name-or-path
 
 # VX3_EXTRA_MODS: more modules by name, resolved in MODDIR like the others
 # (test_dkms.py: vx3 as DKMS installed it, updates/dkms/vx3.ko.xz).
-for m in vmxnet3 8021q bridge virtio_console virtio_pci ${VX3_EXTRA_MODS:-}; do
+# 9pnet_virtio and 9p: the host's / over virtio-9p (lib/vm.py host_root,
+# test_upstream.py); modules in Debian's kernel, built into the debug one.
+for m in vmxnet3 8021q bridge virtio_console virtio_pci 9pnet_virtio 9p \
+	${VX3_EXTRA_MODS:-}; do
 	add_mod "$m"
 done
 if [ -n "$VX3_KO" ] && [ -f "$VX3_KO" ]; then

@@ -203,7 +203,8 @@ def start_vm(tap, vm, prefix):
     again = vmlib.VM(vm.kver, vm.initrd, nics=vm.nics, variant=vm.variant,
                      logdir=vm.logdir, append=vm.extra_append,
                      kernel=vm.kernel, timeout_scale=vm.timeout_scale,
-                     boot_timeout=vm.boot_timeout, root_ports=vm.root_ports)
+                     boot_timeout=vm.boot_timeout, root_ports=vm.root_ports,
+                     host_root=vm.host_root, bridge_nics=vm.bridge_nics)
     again.start()
     return again
 
@@ -260,6 +261,10 @@ def run_file(tap, args, name, mod, cases, driver, variant, initrd, kern,
     vm = vmlib.VM(kv, initrd, nics=getattr(mod, "NICS", 1), variant=variant,
                   logdir=logdir, append=getattr(mod, "APPEND", ""),
                   root_ports=getattr(mod, "ROOT_PORTS", False),
+                  # test_upstream.py: the host's / over virtio-9p, the
+                  # NICs' taps on one host bridge (lib/vm.py)
+                  host_root=getattr(mod, "HOST_ROOT", False),
+                  bridge_nics=getattr(mod, "BRIDGE_NICS", False),
                   **kern.vm_args())
     tap.diag(f"{prefix}: booting VM {vm.runid} (logs in "
              f"{os.path.relpath(logdir, ROOT)})")

@@ -68,6 +68,7 @@ QEMU = "qemu-system-x86_64"
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__),
                                     "../../../../../../.."))
 RUN_DIR = "/run/vx3"		# run id -> owner pid, for reaping dead runs
+HOST_ROOT_TAG = "hostroot"	# virtio-9p mount tag of VM(host_root=True)
 
 
 class VMError(Exception):
@@ -216,8 +217,17 @@ class VM:
 
     def __init__(self, kver, initrd, nics=1, variant="default", logdir=None,
                  runid=None, mem=1024, smp=2, boot_timeout=300, append="",
-                 kernel=None, timeout_scale=1.0, root_ports=False):
+                 kernel=None, timeout_scale=1.0, root_ports=False,
+                 host_root=False, bridge_nics=False):
         self.kver = kver
+        # The host's / shared read-only with the guest over virtio-9p,
+        # mount tag HOST_ROOT_TAG (test_upstream.py runs the kernel's own
+        # selftests chrooted into it).
+        self.host_root = host_root
+        # All taps on one bridge "br0" in netns(1) instead of one
+        # addressed tap per namespace: the guest's NICs share one wire
+        # and the host takes no part (no peer addresses).
+        self.bridge_nics = bridge_nics
         # Every NIC on its own pcie-root-port "rp<n>" (PCIe hotplug)
         self.root_ports = root_ports
         # The guest kernel image: Debian's /boot/vmlinuz-KVER unless given
@@ -342,6 +352,9 @@ class VM:
                     "script=no,downscript=no,vnet_hdr=on",
                     "-device", f"vmxnet3,netdev=n{n},id=nic{n},"
                     f"mac={self.mac(n)}{bus}"]
+        if self.host_root:
+            cmd += ["-virtfs", "local,path=/,mount_tag=" + HOST_ROOT_TAG +
+                    ",security_model=none,readonly=on,multidevs=remap"]
         with open(os.path.join(self.logdir, "qemu-cmdline"), "w") as f:
             f.write(shlex.join(cmd) + "\n")
         self._qemu_out = open(os.path.join(self.logdir, "qemu.log"), "wb")
@@ -353,7 +366,9 @@ class VM:
         self._qmp_connect(qmp)
         # QMP answers only after all devices (and the taps) are set up: now
         # move each tap into its peer namespace and configure it there.
-        for n in range(1, self.nics + 1):
+        if self.bridge_nics:
+            self._bridge_taps()
+        for n in range(1, self.nics + 1) if not self.bridge_nics else ():
             ns, tap = self.netns(n), self.tap(n)
             sh(["ip", "link", "set", tap, "netns", ns])
             sh(["ip", "-n", ns, "link", "set", "lo", "up"])
@@ -366,6 +381,25 @@ class VM:
             sh(["ip", "-n", ns, "link", "set", tap, "up"])
         self._ctl_connect(ctl)
         self.boot_time = time.monotonic() - self.t_start
+
+    def _bridge_taps(self):
+        """bridge_nics: every tap into netns(1), on bridge br0, no
+        addresses and no IPv6 there (nothing but the guest's frames on
+        the wire). vnet_hdr offload metadata (GSO, partial checksums)
+        crosses the bridge from one NIC to the other, as between two VMs
+        on one host."""
+        ns = self.netns(1)
+        sh(["ip", "-n", ns, "link", "set", "lo", "up"])
+        sh(["ip", "netns", "exec", ns, "sysctl", "-qw",
+            "net.ipv6.conf.default.disable_ipv6=1",
+            "net.ipv6.conf.all.disable_ipv6=1"])
+        sh(["ip", "-n", ns, "link", "add", "br0", "type", "bridge",
+            "forward_delay", "0", "mcast_snooping", "0"])
+        for n in range(1, self.nics + 1):
+            sh(["ip", "link", "set", self.tap(n), "netns", ns])
+            sh(["ip", "-n", ns, "link", "set", self.tap(n), "master", "br0",
+                "up"])
+        sh(["ip", "-n", ns, "link", "set", "br0", "up"])
 
     def _connect_unix(self, path, timeout=30):
         deadline = time.monotonic() + timeout
