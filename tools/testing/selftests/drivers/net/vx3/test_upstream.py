@@ -1,0 +1,493 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The kernel's own NIC driver selftests, unmodified, against the driver.
+
+tools/testing/selftests/drivers/net (and hw/) of Debian's linux-source-6.12
+(/usr/src/linux-source-6.12.tar.xz) run inside the guest in the "real
+device" mode of their README.rst:
+
+    NETIF=<NIC 1>  LOCAL_V4=198.18.1.2  LOCAL_V6=2001:db8:1::2
+    REMOTE_TYPE=netns  REMOTE_ARGS=vx3rem
+    REMOTE_V4=198.18.1.1  REMOTE_V6=2001:db8:1::1   (on NIC 2 in netns vx3rem)
+
+Both NICs are driven by the driver under test; their taps sit on one host
+bridge (lib/vm.py bridge_nics), so every test frame crosses the emulated
+device twice and nothing else is on the wire. The taps have vnet_hdr=on:
+QEMU's vmxnet3 reports a received frame's checksum as verified when the
+sending NIC offloaded it (the virtio-net header says so), "not
+calculated" otherwise. hw/csum.py's RX frames are built with their
+checksum in user space (raw sockets), so they arrive "not calculated":
+the RX cases exercise the driver's CHECKSUM_NONE path (test_csum prints
+the driver's csum counters to show it).
+
+The tests need Python, YNL (tools/net/ynl, Documentation/netlink/specs),
+iperf3, socat, bash: the guest mounts the host's / read-only over
+virtio-9p (lib/vm.py host_root) at /host and runs each script chrooted
+into it, with the guest's own /proc, /sys (debugfs included), /dev, /run
+and /tmp bind-mounted over the host's. The selftests are extracted from
+the tarball on the host once per linux-source package version (and hash of
+upstream-patches/) into /var/cache/vx3/upstream-selftests/, patched with
+upstream-patches/*.patch (library backports only, never a test's
+assertions), byte-compiled, and net/lib/csum is built with the host's gcc.
+
+One case per upstream script. Every line the script prints is passed
+through as a TAP diagnostic ("# <script>: ..."). A case fails if the
+script exits non-zero (other than 4, the kselftest skip code) or reports
+"not ok"; it is skipped if the script skips as a whole (exit 4) or every
+one of its subcases skips or xfails, with the script's own reasons. Some
+scripts need what neither the device nor the rig has: their cases probe
+the device for the feature (the probe the script itself would need) and
+skip with the probe's answer; a device that does have it fails the case,
+since the rig would then have to run the script (see each case).
+
+pp_alloc_fail needs >= 15000 received packets/s through NIC 1, which the
+QEMU TCG rig does not reach (the sender shares the guest's two emulated
+CPUs); its case skips with the rate the script measured. It also needs
+fail_function (debug kernel only).
+
+hw/csum.py gives each case's receiver a fixed window (1 s TX, 2 s RX)
+before the sender is started through "ip netns exec", which under TCG
+takes about as long: test_csum measures that start-up time, and if it is
+>= 1 s and every failed subcase failed only with late packets (see
+CSUM_LATE_RE), the case skips, naming the subcases that did pass; any
+other failure fails it.
+"""
+
+import glob
+import hashlib
+import os
+import re
+import shlex
+import subprocess
+import tempfile
+
+from lib.test import Skip
+from lib.vm import HOST_ROOT_TAG
+
+NICS = 2
+HOST_ROOT = True
+BRIDGE_NICS = True
+
+SRC_SERIES = "6.12"
+SRC_PKG = f"linux-source-{SRC_SERIES}"
+SRC_TAR = f"/usr/src/{SRC_PKG}.tar.xz"
+CACHE = os.path.join(os.environ.get("VX3_CACHE", "/var/cache/vx3"),
+                     "upstream-selftests")
+HERE = os.path.dirname(os.path.abspath(__file__))
+PATCHES = sorted(glob.glob(os.path.join(HERE, "upstream-patches", "*.patch")))
+# What the scripts import or source, kernel tree layout kept (their
+# libraries find YNL and the specs relative to the tree root).
+MEMBERS = ["tools/testing/selftests/drivers/net",
+           "tools/testing/selftests/net/lib",
+           "tools/testing/selftests/net/lib.sh",
+           "tools/testing/selftests/net/net_helper.sh",
+           "tools/testing/selftests/net/forwarding",
+           "tools/testing/selftests/kselftest.h",
+           "tools/net/ynl",
+           "Documentation/netlink/specs"]
+BUILD = "gcc -O2 -Wall -Itools/testing/selftests " \
+        "-o tools/testing/selftests/net/lib/csum " \
+        "tools/testing/selftests/net/lib/csum.c"
+# Host commands the scripts run (in the guest, from the host's /)
+HOST_TOOLS = ("bash", "python3", "iperf3", "socat", "ethtool", "ip", "ping",
+              "jq", "timeout")
+
+GUEST_ROOT = "/host"		# the host's / in the guest
+REMOTE_NS = "vx3rem"		# REMOTE_ARGS: the guest netns of NIC 2
+SCRIPT_TIMEOUT = 300		# per script, before --timeout-scale
+
+
+def _selftests_dir():
+    """The extracted, patched selftests for the installed linux-source;
+    extracted on first use (atomically: a temporary directory renamed)."""
+    ver = subprocess.check_output(["dpkg-query", "-W", "-f=${Version}",
+                                   SRC_PKG], text=True).strip()
+    if not ver or not os.path.isfile(SRC_TAR):
+        raise Skip(f"{SRC_PKG} not installed (scripts/vx3-deps.sh)")
+    h = hashlib.sha256("\n".join(MEMBERS + [BUILD]).encode())
+    for p in PATCHES:
+        with open(p, "rb") as f:
+            h.update(f.read())
+    d = os.path.join(CACHE, f"{ver}-{h.hexdigest()[:12]}")
+    if os.path.isfile(os.path.join(d, ".vx3-ready")):
+        return d
+    os.makedirs(CACHE, exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix="extract.", dir=CACHE)
+    try:
+        subprocess.check_call(["tar", "-xJf", SRC_TAR, "-C", tmp,
+                               "--strip-components=1"] +
+                              [f"{SRC_PKG}/{m}" for m in MEMBERS])
+        for p in PATCHES:
+            with open(p) as f:
+                subprocess.check_call(["patch", "-s", "-p1", "-d", tmp],
+                                      stdin=f)
+        subprocess.check_call(BUILD, shell=True, cwd=tmp)
+        subprocess.check_call(["python3", "-m", "compileall", "-q",
+                               os.path.join(tmp, "tools")],
+                              stdout=subprocess.DEVNULL)
+        open(os.path.join(tmp, ".vx3-ready"), "w").close()
+        os.chmod(tmp, 0o755)
+        try:
+            os.rename(tmp, d)
+        except OSError:		# a concurrent run was faster
+            if not os.path.isfile(os.path.join(d, ".vx3-ready")):
+                raise
+    finally:
+        subprocess.call(["rm", "-rf", tmp])
+    return d
+
+
+def host_setup(host):
+    missing = [t for t in HOST_TOOLS
+               if subprocess.call(["sh", "-c", f"command -v {t}"],
+                                  stdout=subprocess.DEVNULL) != 0]
+    if subprocess.call(["python3", "-c", "import yaml"],
+                       stderr=subprocess.DEVNULL) != 0:
+        missing.append("python3-yaml")
+    if missing:
+        raise RuntimeError(f"host lacks {' '.join(missing)}: run "
+                           f"scripts/vx3-deps.sh")
+    host.state["ksft"] = _selftests_dir()
+
+
+def _chroot(ctx, cmd, env=None):
+    """cmd (a shell command) as a guest command chrooted into the host's
+    /, with a clean environment plus env."""
+    e = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:"
+                 "/sbin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8"}
+    e.update(env or {})
+    return (f"chroot {GUEST_ROOT} /usr/bin/env -i "
+            + " ".join(f"{k}={shlex.quote(v)}" for k, v in e.items())
+            + f" /bin/bash -c {shlex.quote(cmd)}")
+
+
+def setup(ctx):
+    vm = ctx.vm
+    names = ctx.load_driver()
+    # The host's / read-only, with the guest's own kernel interfaces
+    # and writable /run, /tmp (ip netns, the scripts' temporary files).
+    vm.check("modprobe 9pnet_virtio 2>/dev/null; modprobe 9p 2>/dev/null; "
+             f"mkdir -p {GUEST_ROOT} && mount -t 9p -o trans=virtio,"
+             f"version=9p2000.L,ro,cache=loose,msize=262144 "
+             f"{HOST_ROOT_TAG} {GUEST_ROOT} && "
+             f"for d in proc sys dev run tmp; do "
+             f"mount -o rbind /$d {GUEST_ROOT}/$d || exit 1; done",
+             timeout=120)
+    ctx.state["mounted"] = True
+    l4, r4 = vm.guest_ip4(1), vm.peer_ip4(1)
+    l6, r6 = vm.guest_ip6(1), vm.peer_ip6(1)
+    if1, if2 = names[1], names[2]
+    # keep_addr_on_down: scripts take NETIF down and up (stats.py
+    # check_down), which would otherwise drop its IPv6 address and fail
+    # every later IPv6 case; README.rst wants the addresses configured.
+    vm.check(_chroot(ctx, f"""set -e
+ip netns add {REMOTE_NS}
+ip link set {if2} netns {REMOTE_NS}
+ip -n {REMOTE_NS} link set lo up
+sysctl -qw net.ipv6.conf.{if1}.keep_addr_on_down=1
+ip netns exec {REMOTE_NS} sysctl -qw net.ipv6.conf.{if2}.keep_addr_on_down=1
+ip -n {REMOTE_NS} addr add {r4}/24 dev {if2}
+ip -n {REMOTE_NS} -6 addr add {r6}/64 dev {if2} nodad
+ip -n {REMOTE_NS} link set {if2} up
+ip addr add {l4}/24 dev {if1}
+ip -6 addr add {l6}/64 dev {if1} nodad
+ip link set {if1} up
+"""), timeout=120)
+    ctx.state["remote"] = True
+    # Both ends answer before any script runs (ARP/ND resolved): a rig
+    # problem is then a setup failure, not a failure of ping.py.
+    vm.check(_chroot(ctx, f"for i in $(seq 20); do ping -c1 -W1 {r4} && "
+                          f"ping -c1 -W1 {r6} && exit 0; sleep 0.5; done; "
+                          f"exit 1"), timeout=120)
+    ctx.state["env"] = {
+        "NETIF": if1, "LOCAL_V4": l4, "REMOTE_V4": r4,
+        "LOCAL_V6": l6, "REMOTE_V6": r6,
+        "REMOTE_TYPE": "netns", "REMOTE_ARGS": REMOTE_NS,
+    }
+
+
+def teardown(ctx):
+    # NIC 2 back to the init namespace (the debug kernel's rmmod and
+    # kmemleak check follow). /host stays mounted: the guest is discarded.
+    if ctx.state.get("remote"):
+        ctx.vm.run(_chroot(ctx, f"ip netns del {REMOTE_NS}"), timeout=60)
+
+
+def _run_script(ctx, script):
+    """Run drivers/net/<script> in the guest; returns (rc, output, the
+    KTAP results [(ok, name, directive)]). Every output line goes to the
+    TAP stream as a diagnostic."""
+    d = os.path.join(ctx.host.state["ksft"],
+                     "tools/testing/selftests/drivers/net")
+    sub, name = os.path.split(script)
+    t = int(SCRIPT_TIMEOUT * ctx.vm.timeout_scale)
+    # In a session of its own: whatever the script leaves running (an
+    # iperf3 of a timed-out run) is killed with it. Python unbuffered: the
+    # output of a script killed by the timeout is kept.
+    env = dict(ctx.state["env"], PYTHONUNBUFFERED="1")
+    rc, out = ctx.vm.run(_chroot(ctx, f"cd {os.path.join(d, sub)} || exit; "
+                                      f"setsid timeout -k 10 {t} ./{name} "
+                                      f"2>&1 & pid=$!; wait $pid; rc=$?; "
+                                      f"kill -9 -$pid 2>/dev/null; exit $rc",
+                                 env),
+                         timeout=SCRIPT_TIMEOUT + 60)
+    for line in out.rstrip().splitlines():
+        print(f"# {script}: {line}")
+    print(f"# {script}: exit {rc}", flush=True)
+    res = re.findall(r"^(not ok|ok) \d+ (\S+)(?: # (.*))?$", out, re.M)
+    return rc, out, [(ok == "ok", n, dr) for ok, n, dr in res]
+
+
+def _judge(ctx, script, rc, out, res):
+    """Fail on a failure, skip if everything skipped, else pass."""
+    failed = [n for ok, n, _ in res if not ok]
+    if failed or rc not in (0, 4):
+        raise AssertionError(f"{script} exited {rc}; failed: "
+                             f"{', '.join(failed) or '(no KTAP result)'}")
+    skipped = [f"{n}: {dr}" for ok, n, dr in res
+               if re.match(r"(SKIP|XFAIL)\b", dr or "")]
+    if rc == 4 and not res:
+        lines = [ln for ln in out.splitlines() if ln.strip()]
+        raise Skip(f"{script}: {lines[-1].strip() if lines else 'exit 4'}")
+    if rc == 4 or (res and len(skipped) == len(res)):
+        raise Skip(f"{script}: " + "; ".join(skipped))
+    if skipped:
+        print(f"# {script}: passed; skipped or xfailed: "
+              + "; ".join(skipped), flush=True)
+
+
+def _upstream(ctx, script):
+    _judge(ctx, script, *_run_script(ctx, script))
+
+
+def test_ping(ctx):
+    """ping.py: v4, v6 and TCP (socat) in both directions."""
+    _upstream(ctx, "ping.py")
+
+
+def test_stats(ctx):
+    """stats.py: pause/FEC stats, rtnl vs qstats totals, qstats dumps and
+    their errors, qstats across ifdown."""
+    _upstream(ctx, "stats.py")
+
+
+def test_queues(ctx):
+    """queues.py: netdev queue-get vs sysfs, ethtool -L down and up. It
+    counts /sys/class/net/NETIF/queues/rx-*, which a kernel without
+    CONFIG_RPS does not create for any device: then it cannot pass (the
+    case skips, naming the option)."""
+    rc, out = _probe(ctx, "ls -d /sys/class/net/$IF/queues/rx-* "
+                          "2>/dev/null | wc -l")
+    if out.strip() == "0":
+        raise Skip("queues.py: the guest kernel has no CONFIG_RPS, so no "
+                   "/sys/class/net/*/queues/rx-* for the script to count")
+    _upstream(ctx, "queues.py")
+
+
+def _csum_counters(ctx):
+    """The driver's RX checksum verdict counters (vx3: rx<q>_csum_*)."""
+    _, out = _probe(ctx, "ethtool -S $IF 2>&1 | grep -i 'rx.*csum'")
+    return dict((k.strip(), int(v)) for k, v in
+                re.findall(r"^\s*(\S+):\s+(\d+)$", out, re.M))
+
+
+# csum's receive windows: -L 1 for TX cases, the default 2 s for RX
+CSUM_TX_WINDOW_MS = 1000
+CSUM_RX_WINDOW_MS = 2000
+# The errors of the csum tool (error(3): "<path>/csum: <message>") when
+# a case's packets come after the receiver's window closed: "rx: missing
+# packets at pf_packet" (the raw socket sees every frame whatever its
+# checksum) and "write: Connection refused" (the sender ran after the TX
+# receiver had exited). A wrong checksum verdict gives other messages
+# ("errors at pf_packet", "unexpected packets at udp", "missing packets
+# at udp"), and so does a receiver that cannot start ("bind r: ...").
+CSUM_ERR_RE = re.compile(r"/csum: ([^\\'\n]+)")
+CSUM_LATE_RE = re.compile(r"^(rx: missing packets at pf_packet: \d+ < \d+|"
+                          r"write: Connection refused)$")
+
+
+def _csum_late(out, res):
+    """The failed subcases if every one of them failed only because its
+    packets came late (else [])."""
+    late, block = [], []
+    for line in out.splitlines():
+        m = re.match(r"^(not ok|ok) \d+ (\S+)", line)
+        if not m:
+            block.append(line)
+            continue
+        if m.group(1) == "not ok":
+            errs = CSUM_ERR_RE.findall("\n".join(block))
+            if not errs or not all(CSUM_LATE_RE.match(e.strip())
+                                   for e in errs):
+                return []
+            late.append(m.group(2))
+        block = []
+    return late if len(late) == len([r for r in res if not r[0]]) else []
+
+
+def test_csum(ctx):
+    """hw/csum.py: RX checksum (valid/invalid TCP, UDP) and TX UDP
+    checksum offload, v4 and v6 (tools/testing/selftests/net/lib/csum).
+    Prints how the driver's RX checksum verdict counters moved meanwhile
+    (which RX checksum path the cases exercised)."""
+    # Every case starts a receiver with a fixed window (2 s for RX, 1 s
+    # for TX: csum -L 1) and then the sender through the remote channel:
+    # print how long starting a remote csum takes on this rig.
+    csum = os.path.join(ctx.host.state["ksft"],
+                        "tools/testing/selftests/net/lib/csum")
+    # A case's sender starts after one remote exec (RX: the sender; TX:
+    # wait_port_listen's first look at the remote /proc) and one local
+    # one (RX: wait_port_listen; TX: the sender): their sum is the least
+    # a window must cover.
+    for i in range(2):
+        lat = {}
+        for where, pre in (("remote", f"ip netns exec {REMOTE_NS} "),
+                           ("local", "")):
+            _, out = _probe(ctx, f"t0=$(date +%s%N); {pre}bash -c "
+                                 f"'{csum} -h' >/dev/null 2>&1; "
+                                 f"echo $((($(date +%s%N) - t0) / 1000000))")
+            lat[where] = int(out.strip() or 0)
+        ms = lat["remote"] + lat["local"]
+        print(f"# hw/csum.py: starting csum takes {lat['remote']} ms in "
+              f"{REMOTE_NS}, {lat['local']} ms locally "
+              f"({('cold', 'warm')[i]})", flush=True)
+    before = _csum_counters(ctx)
+    try:
+        rc, out, res = _run_script(ctx, "hw/csum.py")
+        late = _csum_late(out, res)
+        if late and all(ms >= (CSUM_TX_WINDOW_MS if "_tx_" in n else
+                               CSUM_RX_WINDOW_MS) for n in late):
+            raise Skip(f"hw/csum.py: the rig is too slow for csum's fixed "
+                       f"receive windows (1 s TX, 2 s RX): a sender starts "
+                       f">= {ms} ms after its receiver, and {', '.join(late)} "
+                       f"failed only with late packets (missing at "
+                       f"pf_packet, or the TX receiver already gone); "
+                       f"passed: "
+                       f"{', '.join(n for ok, n, dr in res if ok) or 'none'}")
+        _judge(ctx, "hw/csum.py", rc, out, res)
+    finally:
+        after = _csum_counters(ctx)
+        print("# hw/csum.py: RX checksum counters of NETIF grew by: " +
+              (", ".join(f"{k} +{after[k] - before.get(k, 0)}"
+                         for k in sorted(after)) or "(none reported)"),
+              flush=True)
+
+
+def test_rss_ctx(ctx):
+    """hw/rss_ctx.py: RSS key/indirection table, additional contexts.
+    Several of its subcases read the RSS configuration unconditionally:
+    on a device without RSS (ethtool -x refused) there is nothing to
+    test, the case skips with the device's answer. The script parses
+    ethtool --json -x/-c, which Debian 12's ethtool (6.1) lacks: then it
+    skips too."""
+    rc, out = _probe(ctx, "ethtool -x $IF 2>&1")
+    if rc != 0:
+        raise Skip(f"hw/rss_ctx.py: no RSS on the device (ethtool -x: "
+                   f"{' '.join(out.split()) or rc})")
+    rc, out = _probe(ctx, "ethtool --json -x $IF 2>&1")
+    if "bad command line" in out:
+        raise Skip("hw/rss_ctx.py: the rig's ethtool has no --json for "
+                   "-x and -c, which the script parses (the device has "
+                   "RSS: ethtool -x works)")
+    _upstream(ctx, "hw/rss_ctx.py")
+
+
+def test_devlink_port_split(ctx):
+    """hw/devlink_port_split.py: skips by itself when no devlink instance
+    exists (the driver registers none), but asserts on any devlink error:
+    a kernel without CONFIG_NET_DEVLINK (the debug kernel) skips here."""
+    rc, out = _probe(ctx, "devlink dev show 2>&1")
+    if "Failed to connect to devlink" in out:
+        raise Skip("hw/devlink_port_split.py: the guest kernel has no "
+                   "devlink (CONFIG_NET_DEVLINK); the driver registers no "
+                   "devlink instance either")
+    _upstream(ctx, "hw/devlink_port_split.py")
+
+
+def test_pp_alloc_fail(ctx):
+    """hw/pp_alloc_fail.py: page_pool allocation failures under iperf3
+    load (fail_function on page_pool_alloc_pages) must show as
+    rx-alloc-fail in qstats while traffic keeps flowing. Needs >= 15000
+    rx packets/s: below that the script fails with "Traffic seems low",
+    which is the rig's limit, not the driver's: skipped with the rate."""
+    script = "hw/pp_alloc_fail.py"
+    rc, out, res = _run_script(ctx, script)
+    m = re.search(r"Traffic seems low:'?,? (\d+)", out)
+    if m and [n for ok, n, _ in res if not ok] == ["pp_alloc_fail.test_pp_alloc"]:
+        raise Skip(f"{script}: the rig delivers {m.group(1)} packets/s to "
+                   f"{ctx.ifname(1)}, the script needs 15000 (QEMU TCG; "
+                   f"sender and receiver share the guest's 2 vCPUs)")
+    _judge(ctx, script, rc, out, res)
+
+
+def _probe(ctx, cmd):
+    """(rc, output) of cmd in the guest, chrooted, $IF = NETIF."""
+    return ctx.vm.run(_chroot(ctx, cmd, {"IF": ctx.state["env"]["NETIF"]}))
+
+
+def _not_applicable(ctx, script, has_it, reason):
+    if not has_it:
+        raise Skip(f"{script}: {reason}")
+    raise AssertionError(f"{script}: the device now has what the script "
+                         f"needs (not: {reason}); run it here (it needs "
+                         f"NETIFS of two NICs in one namespace)")
+
+
+def test_ethtool(ctx):
+    """hw/ethtool.sh and hw/ethtool_extended_state.sh force speeds,
+    duplex and autoneg with ethtool -s on two back-to-back ports; the
+    device must accept link mode changes."""
+    rc, out = _probe(ctx, "ethtool -s $IF autoneg on 2>&1")
+    print(f"# probe: ethtool -s autoneg on: rc={rc} {out.strip()}")
+    _not_applicable(ctx, "hw/ethtool.sh, hw/ethtool_extended_state.sh",
+                    rc == 0, "the link modes are not settable "
+                    f"(ethtool -s: {out.strip() or rc}): a virtual link, "
+                    "its speed is reported, not negotiated")
+
+
+def test_ethtool_mm(ctx):
+    """hw/ethtool_mm.sh: the MAC Merge layer (802.3br). Debian 12's
+    ethtool has no --show-mm: asked with YNL's ethtool MM_GET."""
+    k = ctx.host.state["ksft"]
+    rc, out = _probe(ctx, f"python3 {k}/tools/net/ynl/cli.py --spec "
+                          f"{k}/Documentation/netlink/specs/ethtool.yaml "
+                          f"--no-schema --do mm-get --json "
+                          f"'{{\"header\": {{\"dev-name\": \"'$IF'\"}}}}' "
+                          f"2>&1 | tail -n 1")
+    _not_applicable(ctx, "hw/ethtool_mm.sh", "error" not in out,
+                    f"no MAC Merge layer (ethtool netlink MM_GET: "
+                    f"{' '.join(out.split()) or rc})")
+
+
+def test_ethtool_rmon(ctx):
+    """hw/ethtool_rmon.sh: RMON frame size histograms."""
+    rc, out = _probe(ctx, "ethtool -S $IF --groups rmon 2>&1")
+    has = rc == 0 and re.search(r"^\s*rmon-", out, re.M)
+    _not_applicable(ctx, "hw/ethtool_rmon.sh", has,
+                    f"no RMON statistics (ethtool -S --groups rmon: "
+                    f"{' '.join(out.split()) or rc})")
+
+
+def test_hw_stats_l3(ctx):
+    """hw/hw_stats_l3.sh, hw/hw_stats_l3_gre.sh: L3 HW stats offload."""
+    rc, out = _probe(ctx, "ip stats set dev $IF l3_stats on && "
+                          "ip -j stats show dev $IF group offload "
+                          "subgroup hw_stats_info; "
+                          "ip stats set dev $IF l3_stats off")
+    has = re.search(r'"l3_stats":\{"request":true,"used":true', out)
+    _not_applicable(ctx, "hw/hw_stats_l3.sh, hw/hw_stats_l3_gre.sh",
+                    has, f"no L3 HW stats offload (l3_stats requested, not "
+                    f"used: {out.strip()})")
+
+
+def test_loopback(ctx):
+    """hw/loopback.sh: the ethtool "loopback" feature."""
+    rc, out = _probe(ctx, "ethtool -k $IF | grep '^loopback:'")
+    _not_applicable(ctx, "hw/loopback.sh", "fixed" not in out,
+                    f"the loopback feature is fixed ({out.strip()})")
+
+
+def test_netcons_basic(ctx):
+    """netcons_basic.sh (6.12) makes its own netdevsim pair and never
+    uses NETIF: it cannot test the driver."""
+    raise Skip("netcons_basic.sh: 6.12's script sends netconsole over a "
+               "netdevsim pair it creates and ignores NETIF")
