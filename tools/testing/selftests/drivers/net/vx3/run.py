@@ -49,6 +49,20 @@ VX3_KO = os.environ.get("VX3_KO") or \
     os.path.join(ROOT, "drivers/net/ethernet/vmware/vx3/vx3.ko")
 
 
+def split_variants(filters):
+    """"-t smoke@default": the file's cases in that boot variant only.
+    Returns the filters without the suffixes and {file: (variants)}."""
+    names, only = [], {}
+    for f in filters:
+        name, _, variant = f.partition("@")
+        names.append(name)
+        if variant:
+            if variant not in vmlib.VARIANTS:
+                raise SystemExit(f"run.py: no boot variant {variant!r}")
+            only.setdefault(name.split(".")[0], []).append(variant)
+    return names, {k: tuple(v) for k, v in only.items()}
+
+
 def discover(filters):
     tests = []
     for fn in sorted(os.listdir(HERE)):
@@ -374,7 +388,9 @@ def main():
     ap.add_argument("--driver", default=os.environ.get("VX3_DRIVER", "all"),
                     choices=DRIVERS + ("all",))
     ap.add_argument("-t", "--test", action="append", default=[],
-                    help="test file (smoke) or case (smoke.ping4); repeatable")
+                    help="test file (smoke) or case (smoke.ping4), "
+                         "optionally in one boot variant (smoke@iommu); "
+                         "repeatable")
     ap.add_argument("--variant", action="append", default=[],
                     choices=sorted(vmlib.VARIANTS))
     ap.add_argument("--tap-start", type=int, default=1)
@@ -393,7 +409,8 @@ def main():
     args = ap.parse_args()
     vmlib._install_handlers()
 
-    tests = discover(args.test)
+    filters, only_variants = split_variants(args.test)
+    tests = discover(filters)
     if args.list:
         for name, _, cases in tests:
             for c in cases:
@@ -430,8 +447,8 @@ def main():
     try:
         for name, mod, cases in tests:
             for driver in drivers:
-                for variant in variants or getattr(mod, "VARIANTS",
-                                                   ("default",)):
+                for variant in variants or only_variants.get(name) or \
+                        getattr(mod, "VARIANTS", ("default",)):
                     run_file(tap, args, name, mod, cases, driver, variant,
                              initrd, kern, have_vx3)
     except KeyboardInterrupt as e:
