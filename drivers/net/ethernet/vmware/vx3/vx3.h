@@ -10,21 +10,26 @@
 #include <linux/timer.h>
 #include <linux/u64_stats_sync.h>
 #include <linux/workqueue.h>
+#include <net/xdp.h>
 
 #include "vx3_hw.h"
 
 #define VX3_DRV_NAME			"vx3"
 
 #define VX3_RING_MIN			32
+/* The device's last TX queue is the XDP ring; the stack gets the others */
+#define VX3_MAX_STACK_TXQ		(VX3_MAX_TX_QUEUES - 1)
 #define VX3_TX_RING_DEFAULT		512
 #define VX3_RX_RING_DEFAULT		512
 #define VX3_RX_BODY_RING_DEFAULT	1024
 
 /* RX buffers: a head buffer is a page_pool fragment holding the headroom,
  * the frame and the skb_shared_info that napi_build_skb() puts behind it;
- * a body buffer is a whole page.
+ * a body buffer is a whole page. While an XDP program is attached the
+ * headroom is XDP_PACKET_HEADROOM, else the skb's own.
  */
 #define VX3_RX_HEADROOM			(NET_SKB_PAD + NET_IP_ALIGN)
+#define VX3_RX_XDP_HEADROOM		XDP_PACKET_HEADROOM
 #define VX3_RX_SHINFO_SIZE \
 	SKB_DATA_ALIGN(sizeof(struct skb_shared_info))
 #define VX3_RX_BODY_LEN			PAGE_SIZE
@@ -63,28 +68,43 @@ static inline bool vx3_ring_gen(u32 count, u32 size)
 
 /**
  * vx3_qdesc_size() - size of the queue descriptor table
- * @num_txq: number of TX queues (there is one RX queue)
+ * @num_dev_txq: number of device TX queues (there is one RX queue)
  *
  * Return: bytes of TX queue descriptors followed by the RX one.
  */
-static inline size_t vx3_qdesc_size(u32 num_txq)
+static inline size_t vx3_qdesc_size(u32 num_dev_txq)
 {
-	return num_txq * sizeof(struct vx3_tx_queue_desc) +
+	return num_dev_txq * sizeof(struct vx3_tx_queue_desc) +
 	       sizeof(struct vx3_rx_queue_desc);
 }
 
 /**
+ * vx3_qdesc_rx() - the RX queue descriptor in a queue descriptor table
+ * @qdesc: the table
+ * @num_dev_txq: number of device TX queues in front of it
+ *
+ * Return: the descriptor of RX queue 0.
+ */
+static inline struct vx3_rx_queue_desc *vx3_qdesc_rx(void *qdesc,
+						     u32 num_dev_txq)
+{
+	return qdesc + num_dev_txq * sizeof(struct vx3_tx_queue_desc);
+}
+
+/**
  * struct vx3_cfg - a queue and buffer configuration
- * @num_txq: number of TX queues (one NAPI vector each)
- * @tx_ring: TX ring entries (power of two)
+ * @num_txq: number of stack TX queues (one NAPI vector each)
+ * @tx_ring: TX ring entries (power of two), the XDP ring's as well
  * @rx_ring: RX ring 0 (head) and ring 1 (body) entries (powers of two)
  * @mtu: MTU the RX buffers are sized for
+ * @xdp: an XDP program is attached: XDP headroom, bidirectional mappings
  */
 struct vx3_cfg {
 	u32 num_txq;
 	u32 tx_ring;
 	u32 rx_ring[2];
 	u32 mtu;
+	bool xdp;
 };
 
 /* Counters are arrays of u64_stats_t indexed by these enums, so that
@@ -100,6 +120,8 @@ enum vx3_tx_stat {
 	VX3_TXS_DOORBELLS,	/* TXPROD writes */
 	VX3_TXS_MAP_ERR,	/* packets dropped: DMA mapping failed */
 	VX3_TXS_DROPS,		/* packets dropped for other reasons */
+	VX3_TXS_XDP_TX,		/* XDP ring: XDP_TX frames queued */
+	VX3_TXS_XDP_XMIT,	/* XDP ring: ndo_xdp_xmit frames queued */
 	VX3_TXS_NUM
 };
 
@@ -131,6 +153,19 @@ enum vx3_rx_stat {
 	VX3_RXS_DROP_OVERSIZE,	/* aggregates vx3 cannot describe as GSO */
 	VX3_RXS_DROP_BAD,	/* completions that broke the ring protocol */
 	VX3_RXS_DROP_NOMEM,	/* packets dropped for lack of an skb */
+	/* XDP verdicts: each packet counter is followed by its bytes */
+	VX3_RXS_XDP_PASS,
+	VX3_RXS_XDP_PASS_BYTES,
+	VX3_RXS_XDP_DROP,
+	VX3_RXS_XDP_DROP_BYTES,
+	VX3_RXS_XDP_TX,
+	VX3_RXS_XDP_TX_BYTES,
+	VX3_RXS_XDP_REDIRECT,
+	VX3_RXS_XDP_REDIRECT_BYTES,
+	VX3_RXS_XDP_ABORTED,
+	VX3_RXS_XDP_ABORTED_BYTES,
+	VX3_RXS_XDP_TX_ERR,	/* XDP_TX frames dropped: XDP ring full */
+	VX3_RXS_XDP_REDIRECT_ERR, /* XDP_REDIRECT frames the target refused */
 	VX3_RXS_NUM
 };
 
@@ -169,18 +204,38 @@ struct vx3_rx_stats {
 	struct u64_stats_sync syncp;
 };
 
+/* How the buffer that starts at a TX descriptor was mapped */
+enum vx3_tx_map {
+	VX3_TX_MAP_NONE,	/* nothing starts here, or a page_pool page */
+	VX3_TX_MAP_SINGLE,	/* dma_map_single() */
+	VX3_TX_MAP_PAGE,	/* skb_frag_dma_map() */
+};
+
+/* What an EOP descriptor completes */
+enum vx3_tx_type {
+	VX3_TX_SKB,		/* an skb of the stack */
+	VX3_TX_XDP_TX,		/* an xdp_frame of this RX queue's page_pool */
+	VX3_TX_XDP_XMIT,	/* an xdp_frame from ndo_xdp_xmit */
+};
+
 /**
  * struct vx3_tx_buf - driver state of one TX descriptor
  * @skb: packet to free when the device completes this (EOP) descriptor
+ * @xdpf: frame to return instead, on the XDP ring
  * @dma: DMA address of the mapping that starts at this descriptor
- * @len: length of that mapping, 0 if none starts here
- * @page: the mapping is a page fragment (dma_unmap_page), else a linear one
+ * @len: length of that mapping
+ * @map: enum vx3_tx_map: how to unmap it
+ * @type: enum vx3_tx_type of the packet this EOP descriptor ends
  */
 struct vx3_tx_buf {
-	struct sk_buff *skb;
+	union {
+		struct sk_buff *skb;
+		struct xdp_frame *xdpf;
+	};
 	dma_addr_t dma;
 	u32 len;
-	bool page;
+	u8 map;
+	u8 type;
 };
 
 /**
@@ -188,7 +243,7 @@ struct vx3_tx_buf {
  * @desc: TX descriptors
  * @comp: TX completions
  * @buf: per-descriptor driver state
- * @txq: the stack's queue
+ * @txq: the stack's queue; NULL for the XDP ring
  * @dev: DMA device
  * @qd: this queue's descriptor in the queue descriptor table
  * @doorbell: TXPROD register of this queue
@@ -199,6 +254,8 @@ struct vx3_tx_buf {
  * @qid: queue index
  * @desc_dma: DMA address of @desc
  * @comp_dma: DMA address of @comp
+ * @xdp_lock: serializes the producers of the XDP ring (XDP_TX and
+ *	      ndo_xdp_xmit); stack queues use the queue's xmit lock
  * @stats: xmit-side counters
  * @cstats: completion-side counters
  */
@@ -217,6 +274,7 @@ struct vx3_tx_ring {
 	u16 qid;
 	dma_addr_t desc_dma;
 	dma_addr_t comp_dma;
+	spinlock_t xdp_lock; /* XDP ring producers */
 	struct vx3_tx_stats stats;
 	struct vx3_tx_comp_stats cstats;
 };
@@ -273,9 +331,15 @@ struct vx3_rx_ring {
  * @napi: NAPI context that polls this queue
  * @skb: packet under assembly across completions, or NULL
  * @discard: drop the buffers of the current packet until its EOP
+ * @in_xdp: @xdp holds a packet under assembly
  * @qid: queue index
  * @num_rxq: number of RX queues configured (ring 1's rqID offset)
  * @mtu: MTU the buffers are sized for
+ * @headroom: bytes in front of the frame in a head buffer
+ * @xdp_prog: XDP program, read once per poll; NULL without one
+ * @xdp: packet under assembly for the XDP program
+ * @xdp_rxq: XDP information of this queue (page_pool memory model)
+ * @xdp_tx: the XDP ring, for XDP_TX and ndo_xdp_xmit
  * @stats: counters
  */
 struct vx3_rx_queue {
@@ -292,9 +356,15 @@ struct vx3_rx_queue {
 	struct napi_struct *napi;
 	struct sk_buff *skb;
 	bool discard;
+	bool in_xdp;
 	u16 qid;
 	u16 num_rxq;
 	u32 mtu;
+	u32 headroom;
+	struct bpf_prog *xdp_prog;
+	struct xdp_buff xdp;
+	struct xdp_rxq_info xdp_rxq;
+	struct vx3_tx_ring xdp_tx;
 	struct vx3_rx_stats stats;
 };
 
@@ -323,7 +393,7 @@ struct vx3_vector {
 /**
  * struct vx3_qset - every queue of one configuration
  * @cfg: the configuration it was allocated for
- * @num_vec: number of vectors (= TX queues)
+ * @num_vec: number of vectors (= stack TX queues; the XDP ring follows)
  * @qdesc_size: bytes allocated for @qdesc
  * @qdesc: queue descriptor table: TX queue descriptors, then RX
  * @qdesc_dma: DMA address of @qdesc
@@ -335,7 +405,7 @@ struct vx3_qset {
 	size_t qdesc_size;
 	void *qdesc;
 	dma_addr_t qdesc_dma;
-	struct vx3_vector *vec[VX3_MAX_TX_QUEUES];
+	struct vx3_vector *vec[VX3_MAX_STACK_TXQ];
 };
 
 enum vx3_intr_mode {
@@ -381,6 +451,8 @@ struct vx3_hw_stats {
  * @mf_table: multicast filter table
  * @mf_table_dma: DMA address of @mf_table
  * @qs: queues of the running configuration, NULL while down
+ * @xdp_tx: the running XDP ring for ndo_xdp_xmit, NULL while down
+ * @xdp_prog: the attached XDP program (rtnl), or NULL
  * @cfg: configuration used at the next open
  * @copybreak: rx-copybreak: head buffers up to this length are copied
  * @intr_mode: MSI-X, MSI or INTx
@@ -409,6 +481,8 @@ struct vx3_priv {
 	u8 *mf_table;
 	dma_addr_t mf_table_dma;
 	struct vx3_qset *qs;
+	struct vx3_tx_ring __rcu *xdp_tx;
+	struct bpf_prog *xdp_prog;
 	struct vx3_cfg cfg;
 	u32 copybreak;
 	enum vx3_intr_mode intr_mode;
@@ -469,16 +543,22 @@ void vx3_qset_drain(struct vx3_qset *qs);
 
 /* vx3_tx.c */
 int vx3_tx_ring_alloc(struct vx3_priv *priv, struct vx3_tx_ring *tx,
-		      u16 qid, u32 size);
+		      u16 qid, u32 size, bool xdp);
 void vx3_tx_ring_free(struct vx3_tx_ring *tx);
 void vx3_tx_ring_reset(struct vx3_tx_ring *tx, struct vx3_tx_queue_desc *qd);
 void vx3_tx_ring_drain(struct vx3_tx_ring *tx);
 bool vx3_tx_clean(struct vx3_tx_ring *tx, int budget);
 netdev_tx_t vx3_start_xmit(struct sk_buff *skb, struct net_device *netdev);
+u32 vx3_tx_free_desc(const struct vx3_tx_ring *tx);
+void vx3_tx_post(struct vx3_tx_ring *tx, u32 *pos, dma_addr_t dma, u32 len,
+		 enum vx3_tx_map map, u32 w2, u32 w3, u32 first);
+void vx3_tx_unwind(struct vx3_tx_ring *tx, u32 first, u32 pos);
+void vx3_tx_publish(struct vx3_tx_ring *tx, u32 first, bool kick);
+void vx3_tx_kick(struct vx3_tx_ring *tx);
 
 /* vx3_rx.c */
 int vx3_rx_queue_alloc(struct vx3_priv *priv, struct vx3_rx_queue *rxq,
-		       struct napi_struct *napi, u16 qid,
+		       struct napi_struct *napi, u16 qid, u16 xdp_txq,
 		       const struct vx3_cfg *cfg);
 void vx3_rx_queue_free(struct vx3_rx_queue *rxq);
 int vx3_rx_queue_reset(struct vx3_rx_queue *rxq,
@@ -487,7 +567,21 @@ void vx3_rx_queue_write_prod(struct vx3_rx_queue *rxq);
 void vx3_rx_queue_drain(struct vx3_rx_queue *rxq);
 void vx3_rx_queue_stop(struct vx3_rx_queue *rxq);
 int vx3_rx_clean(struct vx3_rx_queue *rxq, int budget, bool *bad);
-u32 vx3_rx_head_truesize(u32 mtu);
+u32 vx3_rx_head_truesize(u32 mtu, u32 headroom);
+u32 vx3_rx_head_buf_len(u32 mtu, u32 headroom);
+
+/* vx3_xdp.c */
+int vx3_bpf(struct net_device *netdev, struct netdev_bpf *bpf);
+int vx3_xdp_xmit(struct net_device *netdev, int n, struct xdp_frame **frames,
+		 u32 flags);
+u32 vx3_xdp_max_mtu(void);
+void vx3_xdp_start(struct vx3_rx_queue *rxq, struct vx3_rx_buf *b, u32 len);
+bool vx3_xdp_add_frag(struct vx3_rx_queue *rxq, struct vx3_rx_buf *b,
+		      u32 len);
+void vx3_xdp_free(struct vx3_rx_queue *rxq, bool napi);
+bool vx3_xdp_run(struct vx3_rx_queue *rxq, struct bpf_prog *prog,
+		 u32 *flush);
+void vx3_xdp_flush(struct vx3_rx_queue *rxq, u32 flush);
 
 /* vx3_ethtool.c */
 void vx3_set_ethtool_ops(struct net_device *netdev);

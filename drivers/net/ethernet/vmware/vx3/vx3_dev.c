@@ -231,13 +231,25 @@ void vx3_write_rx_filters(struct vx3_priv *priv)
 	spin_unlock_irqrestore(&priv->cmd_lock, flags);
 }
 
+static void vx3_write_tx_queue_desc(struct vx3_tx_queue_desc *tqd,
+				    const struct vx3_tx_ring *tx, u8 intr_idx)
+{
+	tqd->ring_pa = cpu_to_le64(tx->desc_dma);
+	tqd->comp_ring_pa = cpu_to_le64(tx->comp_dma);
+	tqd->ring_size = cpu_to_le32(tx->size);
+	tqd->comp_ring_size = cpu_to_le32(tx->size);
+	tqd->intr_idx = intr_idx;
+}
+
 /**
  * vx3_write_queue_descs() - describe a queue set's rings to the device
  * @priv: driver private data
  * @qs: the queue set; the device is not active
  *
- * Also clears the fields the device and driver exchange at run time
- * (txNumDeferred, txThreshold, updateRxProd).
+ * The stack's TX queues come first, then the XDP ring, whose completions
+ * raise the RX queue's interrupt, then the RX queue. Also clears the
+ * fields the device and driver exchange at run time (txNumDeferred,
+ * txThreshold, updateRxProd).
  */
 void vx3_write_queue_descs(struct vx3_priv *priv, struct vx3_qset *qs)
 {
@@ -247,17 +259,13 @@ void vx3_write_queue_descs(struct vx3_priv *priv, struct vx3_qset *qs)
 	u32 i, r;
 
 	memset(qs->qdesc, 0, qs->qdesc_size);
-	for (i = 0; i < qs->num_vec; i++) {
-		struct vx3_tx_ring *tx = &qs->vec[i]->tx;
+	for (i = 0; i < qs->num_vec; i++)
+		vx3_write_tx_queue_desc(&tqd[i], &qs->vec[i]->tx,
+					qs->vec[i]->intr_idx);
+	vx3_write_tx_queue_desc(&tqd[qs->num_vec], &rxq->xdp_tx,
+				qs->vec[0]->intr_idx);
 
-		tqd[i].ring_pa = cpu_to_le64(tx->desc_dma);
-		tqd[i].comp_ring_pa = cpu_to_le64(tx->comp_dma);
-		tqd[i].ring_size = cpu_to_le32(tx->size);
-		tqd[i].comp_ring_size = cpu_to_le32(tx->size);
-		tqd[i].intr_idx = qs->vec[i]->intr_idx;
-	}
-
-	rqd = (struct vx3_rx_queue_desc *)&tqd[qs->num_vec];
+	rqd = vx3_qdesc_rx(qs->qdesc, qs->num_vec + 1);
 	for (r = 0; r < 2; r++) {
 		rqd->ring_pa[r] = cpu_to_le64(rxq->ring[r].desc_dma);
 		rqd->ring_size[r] = cpu_to_le32(rxq->ring[r].size);
@@ -287,7 +295,7 @@ static void vx3_write_shared(struct vx3_priv *priv, struct vx3_qset *qs)
 	sh->queue_desc_len = cpu_to_le32(qs->qdesc_size);
 	sh->mtu = cpu_to_le32(qs->cfg.mtu);
 	sh->max_rx_sg = cpu_to_le16(VX3_RX_MAX_SG);
-	sh->num_tx_queues = qs->num_vec;
+	sh->num_tx_queues = qs->num_vec + 1;
 	sh->num_rx_queues = 1;
 	sh->auto_mask = 1;
 	sh->num_intrs = priv->num_irqs;
@@ -375,12 +383,12 @@ void vx3_read_hw_stats(struct vx3_priv *priv, struct vx3_qset *qs,
 	if (!qs)
 		return;
 	tqd = qs->qdesc;
-	rqd = (const struct vx3_rx_queue_desc *)&tqd[qs->num_vec];
+	rqd = vx3_qdesc_rx(qs->qdesc, qs->num_vec + 1);
 
 	spin_lock_irqsave(&priv->cmd_lock, flags);
 	if (priv->active) {
 		vx3_cmd_noread(priv, VX3_CMD_GET_STATS);
-		for (i = 0; i < qs->num_vec; i++) {
+		for (i = 0; i < qs->num_vec + 1; i++) {
 			hw->tx_errors +=
 				le64_to_cpu(tqd[i].stats[VX3_HW_TX_ERRORS]);
 			hw->tx_discards +=

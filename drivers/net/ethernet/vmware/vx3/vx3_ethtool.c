@@ -52,6 +52,18 @@ static const char * const vx3_rx_stat_names[VX3_RXS_NUM] = {
 	[VX3_RXS_DROP_OVERSIZE]	= "drop_oversize",
 	[VX3_RXS_DROP_BAD]	= "drop_bad",
 	[VX3_RXS_DROP_NOMEM]	= "drop_nomem",
+	[VX3_RXS_XDP_PASS]	= "xdp_pass",
+	[VX3_RXS_XDP_PASS_BYTES] = "xdp_pass_bytes",
+	[VX3_RXS_XDP_DROP]	= "xdp_drop",
+	[VX3_RXS_XDP_DROP_BYTES] = "xdp_drop_bytes",
+	[VX3_RXS_XDP_TX]	= "xdp_tx",
+	[VX3_RXS_XDP_TX_BYTES]	= "xdp_tx_bytes",
+	[VX3_RXS_XDP_REDIRECT]	= "xdp_redirect",
+	[VX3_RXS_XDP_REDIRECT_BYTES] = "xdp_redirect_bytes",
+	[VX3_RXS_XDP_ABORTED]	= "xdp_aborted",
+	[VX3_RXS_XDP_ABORTED_BYTES] = "xdp_aborted_bytes",
+	[VX3_RXS_XDP_TX_ERR]	= "xdp_tx_err",
+	[VX3_RXS_XDP_REDIRECT_ERR] = "xdp_redirect_err",
 };
 
 static const char * const vx3_tx_stat_names[VX3_TXS_NUM] = {
@@ -65,6 +77,23 @@ static const char * const vx3_tx_stat_names[VX3_TXS_NUM] = {
 
 static const char * const vx3_txc_stat_names[VX3_TXCS_NUM] = {
 	[VX3_TXCS_WAKES]	= "wakes",
+	[VX3_TXCS_BAD_COMP]	= "bad_comp",
+};
+
+/* The XDP ring ("xdp0_"): not a stack queue, so its packets and bytes are
+ * listed here as well (the device totals include them)
+ */
+static const char * const vx3_xdp_tx_stat_names[VX3_TXS_NUM] = {
+	[VX3_TXS_DOORBELLS]	= "doorbells",
+	[VX3_TXS_MAP_ERR]	= "map_err",
+	[VX3_TXS_DROPS]		= "drops",
+	[VX3_TXS_XDP_TX]	= "xdp_tx",
+	[VX3_TXS_XDP_XMIT]	= "xmit",
+};
+
+static const char * const vx3_xdp_txc_stat_names[VX3_TXCS_NUM] = {
+	[VX3_TXCS_PACKETS]	= "packets",
+	[VX3_TXCS_BYTES]	= "bytes",
 	[VX3_TXCS_BAD_COMP]	= "bad_comp",
 };
 
@@ -292,7 +321,9 @@ static int vx3_get_sset_count(struct net_device *netdev, int sset)
 		return -EOPNOTSUPP;
 
 	return VX3_ETHTOOL_NUM_RXQ *
-	       vx3_stat_count(vx3_rx_stat_names, VX3_RXS_NUM) +
+	       (vx3_stat_count(vx3_rx_stat_names, VX3_RXS_NUM) +
+		vx3_stat_count(vx3_xdp_tx_stat_names, VX3_TXS_NUM) +
+		vx3_stat_count(vx3_xdp_txc_stat_names, VX3_TXCS_NUM)) +
 	       vx3_stats_num_txq(priv) *
 	       (vx3_stat_count(vx3_tx_stat_names, VX3_TXS_NUM) +
 		vx3_stat_count(vx3_txc_stat_names, VX3_TXCS_NUM)) +
@@ -317,9 +348,14 @@ static void vx3_get_strings(struct net_device *netdev, u32 sset, u8 *data)
 	if (sset != ETH_SS_STATS)
 		return;
 
-	for (q = 0; q < VX3_ETHTOOL_NUM_RXQ; q++)
+	for (q = 0; q < VX3_ETHTOOL_NUM_RXQ; q++) {
 		vx3_put_stat_names(&data, "rx", q, vx3_rx_stat_names,
 				   VX3_RXS_NUM);
+		vx3_put_stat_names(&data, "xdp", q, vx3_xdp_tx_stat_names,
+				   VX3_TXS_NUM);
+		vx3_put_stat_names(&data, "xdp", q, vx3_xdp_txc_stat_names,
+				   VX3_TXCS_NUM);
+	}
 
 	num_txq = vx3_stats_num_txq(priv);
 	for (q = 0; q < num_txq; q++) {
@@ -362,6 +398,13 @@ static void vx3_get_ethtool_stats(struct net_device *netdev,
 	vx3_put_stats(&data, rxq ? rxq->stats.cnt : NULL,
 		      rxq ? &rxq->stats.syncp : NULL, vx3_rx_stat_names,
 		      VX3_RXS_NUM);
+	tx = rxq ? &rxq->xdp_tx : NULL;
+	vx3_put_stats(&data, tx ? tx->stats.cnt : NULL,
+		      tx ? &tx->stats.syncp : NULL,
+		      vx3_xdp_tx_stat_names, VX3_TXS_NUM);
+	vx3_put_stats(&data, tx ? tx->cstats.cnt : NULL,
+		      tx ? &tx->cstats.syncp : NULL,
+		      vx3_xdp_txc_stat_names, VX3_TXCS_NUM);
 
 	num_txq = vx3_stats_num_txq(priv);
 	for (q = 0; q < num_txq; q++) {

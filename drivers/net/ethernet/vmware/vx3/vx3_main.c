@@ -10,16 +10,17 @@
 #include "vx3.h"
 
 /**
- * vx3_max_txq() - the number of TX queues the interrupt setup allows
+ * vx3_max_txq() - the number of stack TX queues the device allows
  * @priv: driver private data
  *
- * Return: 1 with MSI or INTx, else one per MSI-X vector but the event one.
+ * Return: 1 with MSI or INTx, else one per MSI-X vector but the event
+ * one, and at most one less than the device has: the last is XDP's.
  */
 u32 vx3_max_txq(const struct vx3_priv *priv)
 {
 	if (priv->intr_mode != VX3_INTR_MSIX)
 		return 1;
-	return min_t(u32, priv->num_irqs - 1, VX3_MAX_TX_QUEUES);
+	return min_t(u32, priv->num_irqs - 1, VX3_MAX_STACK_TXQ);
 }
 
 /**
@@ -204,6 +205,7 @@ int vx3_up(struct vx3_priv *priv, struct vx3_qset *qs)
 		vx3_irq_unmask(priv, priv->event_idx);
 
 	vx3_update_link(priv);
+	rcu_assign_pointer(priv->xdp_tx, &qs->vec[0]->rx[0].xdp_tx);
 	/* Wake, not just start: packets the qdisc held while the device
 	 * was reset or reconfigured go out without waiting for a new one.
 	 */
@@ -232,6 +234,10 @@ void vx3_down(struct vx3_priv *priv, struct vx3_qset *qs)
 {
 	struct net_device *netdev = priv->netdev;
 	u32 i;
+
+	/* No ndo_xdp_xmit may post to the XDP ring once it is drained */
+	RCU_INIT_POINTER(priv->xdp_tx, NULL);
+	synchronize_net();
 
 	/* The device clears its counters at the next activation */
 	spin_lock_bh(&priv->stats_lock);
@@ -289,7 +295,7 @@ static int vx3_alloc_irqs(struct vx3_priv *priv)
 	struct pci_dev *pdev = priv->pdev;
 	int n;
 
-	n = pci_alloc_irq_vectors(pdev, 2, VX3_MAX_TX_QUEUES + 1,
+	n = pci_alloc_irq_vectors(pdev, 2, VX3_MAX_STACK_TXQ + 1,
 				  PCI_IRQ_MSIX);
 	if (n > 0) {
 		priv->intr_mode = VX3_INTR_MSIX;

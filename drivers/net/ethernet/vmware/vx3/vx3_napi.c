@@ -20,6 +20,9 @@ static int vx3_poll(struct napi_struct *napi, int budget)
 	 */
 	if (!vx3_tx_clean(&vec->tx, budget))
 		bad = true;
+	for (i = 0; i < vec->num_rx; i++)
+		if (!vx3_tx_clean(&vec->rx[i].xdp_tx, budget))
+			bad = true;
 	for (i = 0; budget && i < vec->num_rx && !bad; i++)
 		work += vx3_rx_clean(&vec->rx[i], budget, &bad);
 
@@ -53,8 +56,12 @@ static void vx3_free_vector_queues(struct vx3_vector *vec)
 	__netif_napi_del(&vec->napi);
 }
 
+/* Vector @idx of @nvec: TX queue @idx, and vector 0 the RX queue with its
+ * XDP ring, device TX queue @nvec
+ */
 static struct vx3_vector *vx3_alloc_vector(struct vx3_priv *priv,
-					   const struct vx3_cfg *cfg, u16 idx)
+					   const struct vx3_cfg *cfg, u16 idx,
+					   u16 nvec)
 {
 	u32 num_rx = idx ? 0 : 1;
 	struct vx3_vector *vec;
@@ -69,14 +76,14 @@ static struct vx3_vector *vx3_alloc_vector(struct vx3_priv *priv,
 	vec->intr_idx = priv->intr_mode == VX3_INTR_MSIX ? idx : 0;
 	netif_napi_add(priv->netdev, &vec->napi, vx3_poll);
 
-	err = vx3_tx_ring_alloc(priv, &vec->tx, idx, cfg->tx_ring);
+	err = vx3_tx_ring_alloc(priv, &vec->tx, idx, cfg->tx_ring, false);
 	if (err) {
 		vec->num_rx = 0;
 		goto err_free;
 	}
 	if (num_rx) {
 		err = vx3_rx_queue_alloc(priv, &vec->rx[0], &vec->napi, 0,
-					 cfg);
+					 nvec, cfg);
 		if (err) {
 			vec->num_rx = 0;
 			goto err_free;
@@ -132,7 +139,7 @@ struct vx3_qset *vx3_alloc_qset(struct vx3_priv *priv,
 		return NULL;
 	qs->cfg = *cfg;
 
-	qs->qdesc_size = vx3_qdesc_size(nvec);
+	qs->qdesc_size = vx3_qdesc_size(nvec + 1);
 	qs->qdesc = dma_alloc_coherent(&priv->pdev->dev, qs->qdesc_size,
 				       &qs->qdesc_dma, GFP_KERNEL);
 	if (!qs->qdesc)
@@ -140,7 +147,7 @@ struct vx3_qset *vx3_alloc_qset(struct vx3_priv *priv,
 
 	for (qs->num_vec = 0; qs->num_vec < nvec; qs->num_vec++) {
 		qs->vec[qs->num_vec] = vx3_alloc_vector(priv, cfg,
-							qs->num_vec);
+							qs->num_vec, nvec);
 		if (!qs->vec[qs->num_vec])
 			goto err_free;
 	}
@@ -164,10 +171,13 @@ int vx3_qset_reset(struct vx3_qset *qs)
 	u32 i, r;
 	int err;
 
-	rqd = (struct vx3_rx_queue_desc *)&tqd[qs->num_vec];
+	/* The XDP ring follows the stack's TX queues */
+	rqd = vx3_qdesc_rx(qs->qdesc, qs->num_vec + 1);
 	for (i = 0; i < qs->num_vec; i++) {
 		vx3_tx_ring_reset(&qs->vec[i]->tx, &tqd[i]);
 		for (r = 0; r < qs->vec[i]->num_rx; r++) {
+			vx3_tx_ring_reset(&qs->vec[i]->rx[r].xdp_tx,
+					  &tqd[qs->num_vec + r]);
 			err = vx3_rx_queue_reset(&qs->vec[i]->rx[r], &rqd[r]);
 			if (err)
 				return err;
@@ -189,7 +199,9 @@ void vx3_qset_drain(struct vx3_qset *qs)
 
 	for (i = 0; i < qs->num_vec; i++) {
 		vx3_tx_ring_drain(&qs->vec[i]->tx);
-		for (r = 0; r < qs->vec[i]->num_rx; r++)
+		for (r = 0; r < qs->vec[i]->num_rx; r++) {
+			vx3_tx_ring_drain(&qs->vec[i]->rx[r].xdp_tx);
 			vx3_rx_queue_stop(&qs->vec[i]->rx[r]);
+		}
 	}
 }

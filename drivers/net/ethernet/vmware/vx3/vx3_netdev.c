@@ -44,8 +44,13 @@ static int vx3_vlan_rx_kill_vid(struct net_device *netdev, __be16 proto,
 static netdev_features_t vx3_fix_features(struct net_device *netdev,
 					  netdev_features_t features)
 {
-	/* The device aggregates only with RX checksum offload on */
-	if (!(features & NETIF_F_RXCSUM))
+	struct vx3_priv *priv = netdev_priv(netdev);
+
+	/* The device aggregates only with RX checksum offload on, and an
+	 * XDP program without frags support cannot take its aggregates.
+	 */
+	if (!(features & NETIF_F_RXCSUM) ||
+	    (priv->xdp_prog && !priv->xdp_prog->aux->xdp_has_frags))
 		features &= ~NETIF_F_LRO;
 	return features;
 }
@@ -128,6 +133,25 @@ static void vx3_stats_sum(u64 *sum, const u64_stats_t *cnt,
 		sum[i] += val[i];
 }
 
+static void vx3_stats_add_tx(const struct vx3_tx_ring *tx,
+			     struct vx3_base_stats *t)
+{
+	vx3_stats_sum(t->tx, tx->stats.cnt, &tx->stats.syncp, VX3_TXS_NUM);
+	vx3_stats_sum(t->txc, tx->cstats.cnt, &tx->cstats.syncp,
+		      VX3_TXCS_NUM);
+}
+
+/* Add the counters of the XDP rings of @qs to @t: the stack does not know
+ * them as queues, so they count in the device's base totals.
+ */
+static void vx3_stats_add_xdp(struct vx3_qset *qs, struct vx3_base_stats *t)
+{
+	u32 r;
+
+	for (r = 0; qs && r < qs->vec[0]->num_rx; r++)
+		vx3_stats_add_tx(&qs->vec[0]->rx[r].xdp_tx, t);
+}
+
 /* Add the counters of every queue of @qs to @t */
 static void vx3_stats_add_qset(struct vx3_qset *qs, struct vx3_base_stats *t)
 {
@@ -136,14 +160,12 @@ static void vx3_stats_add_qset(struct vx3_qset *qs, struct vx3_base_stats *t)
 	for (i = 0; qs && i < qs->num_vec; i++) {
 		struct vx3_vector *vec = qs->vec[i];
 
-		vx3_stats_sum(t->tx, vec->tx.stats.cnt, &vec->tx.stats.syncp,
-			      VX3_TXS_NUM);
-		vx3_stats_sum(t->txc, vec->tx.cstats.cnt,
-			      &vec->tx.cstats.syncp, VX3_TXCS_NUM);
+		vx3_stats_add_tx(&vec->tx, t);
 		for (r = 0; r < vec->num_rx; r++)
 			vx3_stats_sum(t->rx, vec->rx[r].stats.cnt,
 				      &vec->rx[r].stats.syncp, VX3_RXS_NUM);
 	}
+	vx3_stats_add_xdp(qs, t);
 }
 
 /* Totals of the freed queues plus those of @qs; caller holds stats_lock */
@@ -325,6 +347,13 @@ static int vx3_change_mtu(struct net_device *netdev, int new_mtu)
 	struct vx3_priv *priv = netdev_priv(netdev);
 	struct vx3_cfg cfg = priv->cfg;
 
+	if (priv->xdp_prog && !priv->xdp_prog->aux->xdp_has_frags &&
+	    new_mtu > vx3_xdp_max_mtu()) {
+		netdev_err(netdev, "MTU %d is too large for the attached XDP program without frags support (at most %u)\n",
+			   new_mtu, vx3_xdp_max_mtu());
+		return -EINVAL;
+	}
+
 	cfg.mtu = new_mtu;
 	return vx3_reconfigure(priv, &cfg, NULL);
 }
@@ -435,11 +464,13 @@ static void vx3_get_base_stats(struct net_device *netdev,
 			       struct netdev_queue_stats_tx *tx)
 {
 	struct vx3_priv *priv = netdev_priv(netdev);
-	const struct vx3_base_stats *b = &priv->base;
+	struct vx3_base_stats b = priv->base;
 	struct vx3_hw_stats hw;
 
-	vx3_fill_queue_stats_rx(rx, b->rx);
-	vx3_fill_queue_stats_tx(tx, b->tx, b->txc);
+	/* Under rtnl, like every change of priv->qs and priv->base */
+	vx3_stats_add_xdp(priv->qs, &b);
+	vx3_fill_queue_stats_rx(rx, b.rx);
+	vx3_fill_queue_stats_tx(tx, b.tx, b.txc);
 
 	spin_lock_bh(&priv->stats_lock);
 	vx3_read_hw_stats(priv, priv->qs, &hw);
@@ -471,6 +502,8 @@ static const struct net_device_ops vx3_netdev_ops = {
 	.ndo_fix_features	= vx3_fix_features,
 	.ndo_set_features	= vx3_set_features,
 	.ndo_tx_timeout		= vx3_tx_timeout,
+	.ndo_bpf		= vx3_bpf,
+	.ndo_xdp_xmit		= vx3_xdp_xmit,
 };
 
 /**
@@ -484,7 +517,7 @@ struct net_device *vx3_alloc_netdev(struct pci_dev *pdev)
 	struct net_device *netdev;
 	struct vx3_priv *priv;
 
-	netdev = alloc_etherdev_mqs(sizeof(*priv), VX3_MAX_TX_QUEUES, 1);
+	netdev = alloc_etherdev_mqs(sizeof(*priv), VX3_MAX_STACK_TXQ, 1);
 	if (!netdev)
 		return NULL;
 	SET_NETDEV_DEV(netdev, &pdev->dev);
@@ -527,5 +560,8 @@ struct net_device *vx3_alloc_netdev(struct pci_dev *pdev)
 				NETIF_F_IPV6_CSUM | NETIF_F_TSO |
 				NETIF_F_TSO6 | NETIF_F_HIGHDMA;
 	priv->vlan_filter = !!(netdev->features & NETIF_F_HW_VLAN_CTAG_FILTER);
+	netdev->xdp_features = NETDEV_XDP_ACT_BASIC | NETDEV_XDP_ACT_REDIRECT |
+			       NETDEV_XDP_ACT_NDO_XMIT | NETDEV_XDP_ACT_RX_SG |
+			       NETDEV_XDP_ACT_NDO_XMIT_SG;
 	return netdev;
 }

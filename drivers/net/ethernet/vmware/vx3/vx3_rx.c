@@ -4,7 +4,9 @@
  * Ring 0 holds head buffers: page_pool fragments sized for the headroom,
  * a full frame and the skb_shared_info, so the head buffer itself becomes
  * the skb (napi_build_skb()). Ring 1 holds body pages, attached as frags
- * for jumbo frames and for the device's aggregates (LRO).
+ * for jumbo frames and for the device's aggregates (LRO). While an XDP
+ * program is attached, a packet's buffers are gathered into an xdp_buff
+ * for it instead (vx3_xdp.c), and an skb is built only for XDP_PASS.
  */
 
 #include <linux/bitfield.h>
@@ -20,16 +22,31 @@
 
 /**
  * vx3_rx_head_truesize() - memory taken by one head buffer
- * @mtu: the MTU the buffer must hold a frame of
+ * @mtu: the MTU the buffer should hold a frame of
+ * @headroom: bytes in front of the frame
  *
  * Return: a power of two of at most PAGE_SIZE.
  */
-u32 vx3_rx_head_truesize(u32 mtu)
+u32 vx3_rx_head_truesize(u32 mtu, u32 headroom)
 {
-	u32 size = SKB_DATA_ALIGN(VX3_RX_HEADROOM + mtu + VLAN_ETH_HLEN) +
+	u32 size = SKB_DATA_ALIGN(headroom + mtu + VLAN_ETH_HLEN) +
 		   VX3_RX_SHINFO_SIZE;
 
 	return min_t(u32, roundup_pow_of_two(size), PAGE_SIZE);
+}
+
+/**
+ * vx3_rx_head_buf_len() - bytes of a frame one head buffer holds
+ * @mtu: the MTU the buffer should hold a frame of
+ * @headroom: bytes in front of the frame
+ *
+ * Return: the length the device is given for a head buffer; longer
+ * frames continue in body buffers.
+ */
+u32 vx3_rx_head_buf_len(u32 mtu, u32 headroom)
+{
+	return min_t(u32, vx3_rx_head_truesize(mtu, headroom) - headroom -
+		     VX3_RX_SHINFO_SIZE, VX3_RXD_MAX_LEN);
 }
 
 /* Called in NAPI context, or with NAPI disabled */
@@ -81,12 +98,14 @@ static int vx3_rx_ring_alloc(struct vx3_rx_queue *rxq, struct vx3_rx_ring *r,
  * @rxq: the queue
  * @napi: the NAPI context that will poll it
  * @qid: RX queue index
- * @cfg: ring sizes and MTU
+ * @xdp_txq: device TX queue index of its XDP ring
+ * @cfg: ring sizes, MTU and whether XDP is on
  *
+ * Context: rtnl held.
  * Return: 0 or a negative errno; on error nothing stays allocated.
  */
 int vx3_rx_queue_alloc(struct vx3_priv *priv, struct vx3_rx_queue *rxq,
-		       struct napi_struct *napi, u16 qid,
+		       struct napi_struct *napi, u16 qid, u16 xdp_txq,
 		       const struct vx3_cfg *cfg)
 {
 	struct device *dev = &priv->pdev->dev;
@@ -99,11 +118,13 @@ int vx3_rx_queue_alloc(struct vx3_priv *priv, struct vx3_rx_queue *rxq,
 		.napi		= napi,
 		.netdev		= priv->netdev,
 		.queue_idx	= qid,
-		.dma_dir	= DMA_FROM_DEVICE,
+		/* XDP_TX sends from the buffers it received into */
+		.dma_dir	= cfg->xdp ? DMA_BIDIRECTIONAL :
+					     DMA_FROM_DEVICE,
 		.offset		= 0,
 		.max_len	= PAGE_SIZE,
 	};
-	u32 truesize = vx3_rx_head_truesize(cfg->mtu);
+	u32 headroom = cfg->xdp ? VX3_RX_XDP_HEADROOM : VX3_RX_HEADROOM;
 	int err;
 
 	rxq->priv = priv;
@@ -112,13 +133,14 @@ int vx3_rx_queue_alloc(struct vx3_priv *priv, struct vx3_rx_queue *rxq,
 	rxq->qid = qid;
 	rxq->num_rxq = 1;
 	rxq->mtu = cfg->mtu;
+	rxq->headroom = headroom;
+	rxq->xdp_prog = priv->xdp_prog;
 	u64_stats_init(&rxq->stats.syncp);
 	timer_setup(&rxq->refill_timer, vx3_rx_refill_timer, 0);
 
 	rxq->ring[0].btype = VX3_RXD_BTYPE_HEAD;
-	rxq->ring[0].truesize = truesize;
-	rxq->ring[0].buf_len = min_t(u32, truesize - VX3_RX_HEADROOM -
-				     VX3_RX_SHINFO_SIZE, VX3_RXD_MAX_LEN);
+	rxq->ring[0].truesize = vx3_rx_head_truesize(cfg->mtu, headroom);
+	rxq->ring[0].buf_len = vx3_rx_head_buf_len(cfg->mtu, headroom);
 	rxq->ring[1].btype = VX3_RXD_BTYPE_BODY;
 	rxq->ring[1].truesize = PAGE_SIZE;
 	rxq->ring[1].buf_len = min_t(u32, VX3_RX_BODY_LEN, VX3_RXD_MAX_LEN);
@@ -147,6 +169,21 @@ int vx3_rx_queue_alloc(struct vx3_priv *priv, struct vx3_rx_queue *rxq,
 		rxq->pp = NULL;
 		goto err_free;
 	}
+
+	/* Body pages are whole pages: frags may grow to PAGE_SIZE */
+	err = __xdp_rxq_info_reg(&rxq->xdp_rxq, priv->netdev, qid,
+				 napi->napi_id, PAGE_SIZE);
+	if (err)
+		goto err_free;
+	err = xdp_rxq_info_reg_mem_model(&rxq->xdp_rxq, MEM_TYPE_PAGE_POOL,
+					 rxq->pp);
+	if (err)
+		goto err_free;
+
+	err = vx3_tx_ring_alloc(priv, &rxq->xdp_tx, xdp_txq, cfg->tx_ring,
+				true);
+	if (err)
+		goto err_free;
 	return 0;
 
 err_free:
@@ -165,6 +202,8 @@ void vx3_rx_queue_stop(struct vx3_rx_queue *rxq)
 		kfree_skb_reason(rxq->skb, SKB_DROP_REASON_DEV_READY);
 		rxq->skb = NULL;
 	}
+	if (rxq->in_xdp)
+		vx3_xdp_free(rxq, false);
 	rxq->discard = false;
 }
 
@@ -199,6 +238,8 @@ void vx3_rx_queue_free(struct vx3_rx_queue *rxq)
 {
 	struct device *dev = &rxq->priv->pdev->dev;
 
+	/* Drained (vx3_qset_drain()) while its page_pool still exists */
+	vx3_tx_ring_free(&rxq->xdp_tx);
 	if (rxq->pp)
 		vx3_rx_queue_drain(rxq);
 	if (rxq->comp)
@@ -207,6 +248,8 @@ void vx3_rx_queue_free(struct vx3_rx_queue *rxq)
 	rxq->comp = NULL;
 	vx3_rx_ring_free(rxq, &rxq->ring[1]);
 	vx3_rx_ring_free(rxq, &rxq->ring[0]);
+	/* Drops the memory model's reference to the pool, if it took one */
+	xdp_rxq_info_unreg(&rxq->xdp_rxq);
 	page_pool_destroy(rxq->pp);
 	rxq->pp = NULL;
 }
@@ -243,7 +286,7 @@ static void vx3_rx_ring_refill(struct vx3_rx_queue *rxq, struct vx3_rx_ring *r,
 			}
 		}
 		if (r->btype == VX3_RXD_BTYPE_HEAD)
-			headroom = VX3_RX_HEADROOM;
+			headroom = rxq->headroom;
 
 		dma = page_pool_get_dma_addr(b->page) + b->offset + headroom;
 		w2 = FIELD_PREP(VX3_RXD_LEN, r->buf_len) |
@@ -316,7 +359,7 @@ static void vx3_rx_buf_sync_for_device(struct vx3_rx_queue *rxq,
 	dma_sync_single_range_for_device(&rxq->priv->pdev->dev,
 					 page_pool_get_dma_addr(b->page),
 					 b->offset + offset, len,
-					 DMA_FROM_DEVICE);
+					 page_pool_get_dma_dir(rxq->pp));
 }
 
 /* Turn a head buffer into an skb: copied into a new small skb up to
@@ -332,28 +375,28 @@ static struct sk_buff *vx3_rx_head_skb(struct vx3_rx_queue *rxq,
 	struct sk_buff *skb;
 
 	page_pool_dma_sync_for_cpu(rxq->pp, b->page,
-				   b->offset + VX3_RX_HEADROOM, len);
+				   b->offset + rxq->headroom, len);
 
 	if (len <= READ_ONCE(rxq->priv->copybreak)) {
 		skb = napi_alloc_skb(rxq->napi, len);
 		if (skb) {
-			skb_copy_to_linear_data(skb, va + VX3_RX_HEADROOM, len);
+			skb_copy_to_linear_data(skb, va + rxq->headroom, len);
 			__skb_put(skb, len);
 			/* Body pages may follow as frags */
 			skb_mark_for_recycle(skb);
 			vx3_rx_stat_inc(rxq, VX3_RXS_COPIED);
 		}
-		vx3_rx_buf_sync_for_device(rxq, b, VX3_RX_HEADROOM, len);
+		vx3_rx_buf_sync_for_device(rxq, b, rxq->headroom, len);
 		return skb;
 	}
 
-	net_prefetch(va + VX3_RX_HEADROOM);
+	net_prefetch(va + rxq->headroom);
 	skb = napi_build_skb(va, r->truesize);
 	if (!skb) {
-		vx3_rx_buf_sync_for_device(rxq, b, VX3_RX_HEADROOM, len);
+		vx3_rx_buf_sync_for_device(rxq, b, rxq->headroom, len);
 		return NULL;
 	}
-	skb_reserve(skb, VX3_RX_HEADROOM);
+	skb_reserve(skb, rxq->headroom);
 	__skb_put(skb, len);
 	skb_mark_for_recycle(skb);
 	b->page = NULL;
@@ -473,7 +516,15 @@ static void vx3_rx_drop(struct vx3_rx_queue *rxq, enum vx3_rx_stat idx,
 		kfree_skb_reason(rxq->skb, reason);
 		rxq->skb = NULL;
 	}
+	if (rxq->in_xdp)
+		vx3_xdp_free(rxq, true);
 	vx3_rx_stat_inc(rxq, idx);
+}
+
+/* A packet is under assembly: its next buffer comes from ring 1 */
+static bool vx3_rx_in_packet(const struct vx3_rx_queue *rxq)
+{
+	return rxq->skb || rxq->in_xdp || rxq->discard;
 }
 
 static void vx3_rx_deliver(struct vx3_rx_queue *rxq, u32 w0, u32 w3)
@@ -533,14 +584,15 @@ static void vx3_rx_deliver(struct vx3_rx_queue *rxq, u32 w0, u32 w3)
  * the posted window reclaims the ones before it, which are posted again.
  * A completion with another ring id, an index outside the posted window,
  * a length over the buffer or a broken SOP/EOP sequence is counted and
- * stops processing.
+ * stops processing. The XDP program is read once per poll.
  *
  * Return: the number of packets completed.
  */
 int vx3_rx_clean(struct vx3_rx_queue *rxq, int budget, bool *bad)
 {
+	struct bpf_prog *prog = READ_ONCE(rxq->xdp_prog);
 	u32 cmask = rxq->comp_size - 1;
-	u32 consumed = 0;
+	u32 consumed = 0, flush = 0;
 	int done = 0;
 
 	while (done < budget) {
@@ -575,10 +627,10 @@ int vx3_rx_clean(struct vx3_rx_queue *rxq, int budget, bool *bad)
 		sop = w0 & VX3_RXC_SOP;
 		eop = w0 & VX3_RXC_EOP;
 
-		if (rqid == rxq->qid && sop && !rxq->skb && !rxq->discard)
+		if (rqid == rxq->qid && sop && !vx3_rx_in_packet(rxq))
 			r = &rxq->ring[0];
 		else if (rqid == rxq->qid + rxq->num_rxq && !sop &&
-			 (rxq->skb || rxq->discard))
+			 vx3_rx_in_packet(rxq))
 			r = &rxq->ring[1];
 		else
 			goto bad;
@@ -603,6 +655,8 @@ int vx3_rx_clean(struct vx3_rx_queue *rxq, int budget, bool *bad)
 				vx3_rx_drop(rxq, VX3_RXS_DROP_ERR,
 					    SKB_DROP_REASON_PKT_TOO_SMALL);
 				rxq->discard = true;
+			} else if (prog) {
+				vx3_xdp_start(rxq, b, len);
 			} else {
 				rxq->skb = vx3_rx_head_skb(rxq, b, len);
 				if (!rxq->skb)
@@ -610,8 +664,9 @@ int vx3_rx_clean(struct vx3_rx_queue *rxq, int budget, bool *bad)
 						    SKB_DROP_REASON_NOMEM);
 				rxq->discard = !rxq->skb;
 			}
-		} else if (rxq->skb && !vx3_rx_add_body(rxq, rxq->skb, b,
-							  len)) {
+		} else if ((rxq->skb &&
+			    !vx3_rx_add_body(rxq, rxq->skb, b, len)) ||
+			   (rxq->in_xdp && !vx3_xdp_add_frag(rxq, b, len))) {
 			vx3_rx_drop(rxq, VX3_RXS_DROP_FRAGS,
 				    SKB_DROP_REASON_PKT_TOO_BIG);
 			rxq->discard = true;
@@ -630,9 +685,12 @@ int vx3_rx_clean(struct vx3_rx_queue *rxq, int budget, bool *bad)
 				    SKB_DROP_REASON_DEV_HDR);
 			continue;
 		}
+		if (rxq->in_xdp && !vx3_xdp_run(rxq, prog, &flush))
+			continue;
 		vx3_rx_deliver(rxq, w0, w3);
 	}
 
+	vx3_xdp_flush(rxq, flush);
 	vx3_rx_ring_refill(rxq, &rxq->ring[0], GFP_ATOMIC);
 	vx3_rx_ring_refill(rxq, &rxq->ring[1], GFP_ATOMIC);
 	/* Without head buffers the device drops every packet and need not
@@ -645,6 +703,7 @@ int vx3_rx_clean(struct vx3_rx_queue *rxq, int budget, bool *bad)
 bad:
 	vx3_rx_drop(rxq, VX3_RXS_DROP_BAD, SKB_DROP_REASON_DEV_HDR);
 	rxq->discard = false;
+	vx3_xdp_flush(rxq, flush);
 	*bad = true;
 	return done;
 }

@@ -7,10 +7,17 @@
 #include <net/ip6_checksum.h>
 #include <net/netdev_queues.h>
 #include <net/tcp.h>
+#include <net/xdp.h>
 
 #include "vx3.h"
 
-static u32 vx3_tx_free_desc(const struct vx3_tx_ring *tx)
+/**
+ * vx3_tx_free_desc() - descriptors a producer may fill
+ * @tx: the ring
+ *
+ * Return: entries neither posted nor waiting for their completion.
+ */
+u32 vx3_tx_free_desc(const struct vx3_tx_ring *tx)
 {
 	return tx->size - (READ_ONCE(tx->head) - READ_ONCE(tx->tail));
 }
@@ -19,21 +26,23 @@ static u32 vx3_tx_free_desc(const struct vx3_tx_ring *tx)
  * vx3_tx_ring_alloc() - allocate a TX ring, its completion ring and state
  * @priv: driver private data
  * @tx: the ring
- * @qid: TX queue index
+ * @qid: device TX queue index
  * @size: entries, a power of two
+ * @xdp: the XDP ring, which has no stack queue
  *
  * Return: 0 or -ENOMEM.
  */
 int vx3_tx_ring_alloc(struct vx3_priv *priv, struct vx3_tx_ring *tx,
-		      u16 qid, u32 size)
+		      u16 qid, u32 size, bool xdp)
 {
 	struct device *dev = &priv->pdev->dev;
 
 	tx->dev = dev;
 	tx->qid = qid;
 	tx->size = size;
-	tx->txq = netdev_get_tx_queue(priv->netdev, qid);
+	tx->txq = xdp ? NULL : netdev_get_tx_queue(priv->netdev, qid);
 	tx->doorbell = priv->bar0 + VX3_REG_TXPROD(qid);
+	spin_lock_init(&tx->xdp_lock);
 	u64_stats_init(&tx->stats.syncp);
 	u64_stats_init(&tx->cstats.syncp);
 
@@ -88,13 +97,37 @@ void vx3_tx_ring_reset(struct vx3_tx_ring *tx, struct vx3_tx_queue_desc *qd)
 
 static void vx3_tx_unmap(struct vx3_tx_ring *tx, struct vx3_tx_buf *b)
 {
-	if (!b->len)
-		return;
-	if (b->page)
+	if (b->map == VX3_TX_MAP_PAGE)
 		dma_unmap_page(tx->dev, b->dma, b->len, DMA_TO_DEVICE);
-	else
+	else if (b->map == VX3_TX_MAP_SINGLE)
 		dma_unmap_single(tx->dev, b->dma, b->len, DMA_TO_DEVICE);
-	b->len = 0;
+	b->map = VX3_TX_MAP_NONE;
+}
+
+/* Free the packet an EOP descriptor completes; returns its length. Frames
+ * of this RX queue's own page_pool go back to its cache while in its NAPI
+ * poll (budget not 0); a stopped ring's skbs are dropped, not consumed.
+ */
+static u32 vx3_tx_free_packet(struct vx3_tx_buf *b, int budget)
+{
+	u32 len;
+
+	if (b->type == VX3_TX_SKB) {
+		len = b->skb->len;
+		if (budget < 0)
+			dev_kfree_skb_any_reason(b->skb,
+						 SKB_DROP_REASON_DEV_READY);
+		else
+			napi_consume_skb(b->skb, budget);
+	} else {
+		len = xdp_get_frame_len(b->xdpf);
+		if (b->type == VX3_TX_XDP_TX && budget > 0)
+			xdp_return_frame_rx_napi(b->xdpf);
+		else
+			xdp_return_frame(b->xdpf);
+	}
+	b->skb = NULL;
+	return len;
 }
 
 /**
@@ -109,14 +142,12 @@ void vx3_tx_ring_drain(struct vx3_tx_ring *tx)
 		struct vx3_tx_buf *b = &tx->buf[tx->tail & mask];
 
 		vx3_tx_unmap(tx, b);
-		if (b->skb) {
-			dev_kfree_skb_any_reason(b->skb,
-						 SKB_DROP_REASON_DEV_READY);
-			b->skb = NULL;
-		}
+		if (b->skb)
+			vx3_tx_free_packet(b, -1);
 		tx->tail++;
 	}
-	netdev_tx_reset_queue(tx->txq);
+	if (tx->txq)
+		netdev_tx_reset_queue(tx->txq);
 }
 
 /* Called by the xmit path only (under the queue's xmit lock) */
@@ -186,19 +217,29 @@ static int vx3_tx_offload(struct vx3_tx_ring *tx, struct sk_buff *skb,
 	return 0;
 }
 
-/* Post one DMA mapping as one or more descriptors. The first descriptor
- * of the packet keeps its old generation until the whole packet is
- * written; see vx3_start_xmit().
+/**
+ * vx3_tx_post() - post one DMA mapping as one or more descriptors
+ * @tx: the ring
+ * @pos: the descriptor to write first; advanced past the last one
+ * @dma: DMA address of the buffer
+ * @len: its length
+ * @map: how it was mapped (unmapped when the packet completes)
+ * @w2: w2 bits of every descriptor (offload fields)
+ * @w3: w3 bits of every descriptor
+ * @first: the packet's first descriptor
+ *
+ * The first descriptor of the packet keeps its old generation until the
+ * whole packet is written; see vx3_tx_publish().
  */
-static void vx3_tx_post(struct vx3_tx_ring *tx, u32 *pos, dma_addr_t dma,
-			u32 len, bool page, u32 w2, u32 w3, u32 first)
+void vx3_tx_post(struct vx3_tx_ring *tx, u32 *pos, dma_addr_t dma, u32 len,
+		 enum vx3_tx_map map, u32 w2, u32 w3, u32 first)
 {
 	u32 mask = tx->size - 1;
 	struct vx3_tx_buf *b = &tx->buf[*pos & mask];
 
 	b->dma = dma;
 	b->len = len;
-	b->page = page;
+	b->map = map;
 
 	while (len) {
 		u32 chunk = min_t(u32, len, VX3_TXD_MAX_LEN);
@@ -219,11 +260,17 @@ static void vx3_tx_post(struct vx3_tx_ring *tx, u32 *pos, dma_addr_t dma,
 	}
 }
 
-/* Take back the descriptors of a packet that could not be mapped whole:
- * all but the first were written with the device's generation, so they
- * get the other one again before anything reuses the slots.
+/**
+ * vx3_tx_unwind() - take back the descriptors of an unpublished packet
+ * @tx: the ring
+ * @first: the packet's first descriptor
+ * @pos: the descriptor after its last one
+ *
+ * For a packet that could not be mapped whole: all but the first
+ * descriptor were written with the device's generation, so they get the
+ * other one again before anything reuses the slots.
  */
-static void vx3_tx_unwind(struct vx3_tx_ring *tx, u32 first, u32 pos)
+void vx3_tx_unwind(struct vx3_tx_ring *tx, u32 first, u32 pos)
 {
 	u32 mask = tx->size - 1;
 	u32 p;
@@ -252,16 +299,56 @@ static void vx3_tx_doorbell(struct vx3_tx_ring *tx)
 	vx3_tx_stat_inc(tx, VX3_TXS_DOORBELLS);
 }
 
+/**
+ * vx3_tx_kick() - ring the doorbell for packets published without one
+ * @tx: the ring; called by its producer
+ */
+void vx3_tx_kick(struct vx3_tx_ring *tx)
+{
+	if (tx->qd->num_deferred) {
+		tx->qd->num_deferred = 0;
+		vx3_tx_doorbell(tx);
+	}
+}
+
+/**
+ * vx3_tx_publish() - hand a written packet to the device
+ * @tx: the ring; @tx->head already past the packet
+ * @first: the packet's first descriptor
+ * @kick: ring the doorbell (end of a batch)
+ *
+ * txNumDeferred counts the packets published since the last TXPROD write;
+ * TXPROD (the index of the next free descriptor) is written when the
+ * caller ends a batch and whenever txNumDeferred reaches the device's
+ * txThreshold. The first descriptor's generation flip is the last write
+ * before the doorbell: the device may take the packet from then on.
+ */
+void vx3_tx_publish(struct vx3_tx_ring *tx, u32 first, bool kick)
+{
+	struct vx3_desc *d = &tx->desc[first & (tx->size - 1)];
+	u32 deferred, threshold;
+
+	/* The device writes txThreshold; 0 would mean every packet */
+	deferred = le32_to_cpu(tx->qd->num_deferred) + 1;
+	threshold = le32_to_cpu(READ_ONCE(tx->qd->threshold));
+	kick |= deferred >= threshold;
+	tx->qd->num_deferred = cpu_to_le32(kick ? 0 : deferred);
+
+	dma_wmb();
+	d->w[2] ^= cpu_to_le32(VX3_TXD_GEN);
+
+	if (kick)
+		vx3_tx_doorbell(tx);
+}
+
 /* Drop a packet; if it ended a batch, ring for the ones already published */
 static void vx3_tx_drop(struct vx3_tx_ring *tx, struct sk_buff *skb,
 			enum vx3_tx_stat idx, enum skb_drop_reason reason)
 {
 	dev_kfree_skb_any_reason(skb, reason);
 	vx3_tx_stat_inc(tx, idx);
-	if (!netdev_xmit_more() && tx->qd->num_deferred) {
-		tx->qd->num_deferred = 0;
-		vx3_tx_doorbell(tx);
-	}
+	if (!netdev_xmit_more())
+		vx3_tx_kick(tx);
 }
 
 /**
@@ -273,13 +360,8 @@ static void vx3_tx_drop(struct vx3_tx_ring *tx, struct sk_buff *skb,
  * device's generation except the first one. Everything the completion
  * path reads (the skb, the mappings, the ring head, BQL) is recorded
  * before that first descriptor's generation is flipped, because the
- * device may take the packet then, before any doorbell. The flip is the
- * last write before the doorbell.
- *
- * txNumDeferred counts the packets published since the last TXPROD
- * write; TXPROD (the index of the next free descriptor) is written at the
- * end of every xmit_more batch, when BQL asks for it, and whenever
- * txNumDeferred reaches the device's txThreshold.
+ * device may take the packet then, before any doorbell. A batch ends at
+ * the end of every xmit_more batch and when BQL asks for a doorbell.
  *
  * Return: NETDEV_TX_OK; packets that cannot be sent are dropped.
  */
@@ -287,9 +369,7 @@ netdev_tx_t vx3_start_xmit(struct sk_buff *skb, struct net_device *netdev)
 {
 	struct vx3_priv *priv = netdev_priv(netdev);
 	u32 w2 = 0, w3 = 0, first, pos, eop, need, i;
-	u32 deferred, threshold;
 	struct vx3_tx_ring *tx;
-	struct vx3_desc *d;
 	bool ring, stopped;
 	dma_addr_t dma;
 	u32 len;
@@ -324,7 +404,8 @@ netdev_tx_t vx3_start_xmit(struct sk_buff *skb, struct net_device *netdev)
 		dma = dma_map_single(tx->dev, skb->data, len, DMA_TO_DEVICE);
 		if (dma_mapping_error(tx->dev, dma))
 			goto err_map;
-		vx3_tx_post(tx, &pos, dma, len, false, w2, w3, first);
+		vx3_tx_post(tx, &pos, dma, len, VX3_TX_MAP_SINGLE, w2, w3,
+			    first);
 	}
 
 	for (i = 0; i < skb_shinfo(skb)->nr_frags; i++) {
@@ -334,12 +415,14 @@ netdev_tx_t vx3_start_xmit(struct sk_buff *skb, struct net_device *netdev)
 		dma = skb_frag_dma_map(tx->dev, frag, 0, len, DMA_TO_DEVICE);
 		if (dma_mapping_error(tx->dev, dma))
 			goto err_map;
-		vx3_tx_post(tx, &pos, dma, len, true, w2, w3, first);
+		vx3_tx_post(tx, &pos, dma, len, VX3_TX_MAP_PAGE, w2, w3,
+			    first);
 	}
 
 	eop = (pos - 1) & (tx->size - 1);
 	tx->desc[eop].w[3] |= cpu_to_le32(VX3_TXD_EOP | VX3_TXD_CQ);
 	tx->buf[eop].skb = skb;
+	tx->buf[eop].type = VX3_TX_SKB;
 	WRITE_ONCE(tx->head, pos);
 	skb_tx_timestamp(skb);
 
@@ -349,20 +432,7 @@ netdev_tx_t vx3_start_xmit(struct sk_buff *skb, struct net_device *netdev)
 	if (stopped)
 		vx3_tx_stat_inc(tx, VX3_TXS_STOPS);
 	ring = __netdev_tx_sent_queue(tx->txq, skb->len, netdev_xmit_more());
-
-	/* The device writes txThreshold; 0 would mean every packet */
-	deferred = le32_to_cpu(tx->qd->num_deferred) + 1;
-	threshold = le32_to_cpu(READ_ONCE(tx->qd->threshold));
-	ring |= deferred >= threshold;
-	tx->qd->num_deferred = cpu_to_le32(ring ? 0 : deferred);
-
-	/* Publish the packet: flip the first descriptor's generation last */
-	d = &tx->desc[first & (tx->size - 1)];
-	dma_wmb();
-	d->w[2] ^= cpu_to_le32(VX3_TXD_GEN);
-
-	if (ring)
-		vx3_tx_doorbell(tx);
+	vx3_tx_publish(tx, first, ring);
 	return NETDEV_TX_OK;
 
 err_map:
@@ -373,7 +443,7 @@ err_map:
 
 /**
  * vx3_tx_clean() - free the packets the device has completed
- * @tx: the ring
+ * @tx: the ring, a stack queue or the XDP ring
  * @budget: NAPI budget, 0 from netpoll
  *
  * Return: false if the device reported a completion for a descriptor that
@@ -409,17 +479,16 @@ bool vx3_tx_clean(struct vx3_tx_ring *tx, int budget)
 		for (; dist; dist--, tail++)
 			vx3_tx_unmap(tx, &tx->buf[tail & mask]);
 		vx3_tx_unmap(tx, &tx->buf[idx]);
-		bytes += tx->buf[idx].skb->len;
+		bytes += vx3_tx_free_packet(&tx->buf[idx], budget);
 		pkts++;
-		napi_consume_skb(tx->buf[idx].skb, budget);
-		tx->buf[idx].skb = NULL;
 		tail++;
 		tx->comp_head++;
 	}
 
 	WRITE_ONCE(tx->tail, tail);
 
-	woken = !netif_txq_completed_wake(tx->txq, pkts, bytes,
+	woken = tx->txq &&
+		!netif_txq_completed_wake(tx->txq, pkts, bytes,
 					  vx3_tx_free_desc(tx),
 					  VX3_TX_WAKE_THRESH);
 

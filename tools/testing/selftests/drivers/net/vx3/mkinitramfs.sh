@@ -10,10 +10,10 @@
 # e.g. the debug kernel's, scripts/vx3-debug-kernel.sh).
 #
 # Contents: busybox-static (with applet symlinks), dash as /bin/sh, iperf, mpstat, ethtool,
-# ip, tc, their shared libraries, vx3-nl, vx3-udp and vx3-failnth (built
-# here, static),
+# ip, tc, bpftool, their shared libraries, vx3-nl, vx3-udp and vx3-failnth
+# (built here, static), the XDP programs of vx3_xdp.bpf.c (clang),
 # guest/init + guest/agent.sh, and the modules
-# vmxnet3, 8021q, bridge and (if given and present) vx3, with their dependencies,
+# vmxnet3, 8021q, bridge, veth and (if given and present) vx3, with their dependencies,
 # decompressed (busybox modprobe cannot read .ko.xz) and indexed by depmod.
 
 set -euo pipefail
@@ -55,7 +55,8 @@ copy_with_libs() {
 copy_with_libs /usr/bin/dash
 ln -sf /usr/bin/dash "$STAGE/bin/sh"
 
-for b in /usr/bin/iperf /usr/bin/mpstat /usr/sbin/ethtool /usr/sbin/ip /usr/sbin/tc; do
+for b in /usr/bin/iperf /usr/bin/mpstat /usr/sbin/ethtool /usr/sbin/ip /usr/sbin/tc \
+	/usr/sbin/bpftool; do
 	copy_with_libs "$b"
 done
 # More host binaries on request, e.g. VX3_EXTRA_BINS=/usr/bin/perf for
@@ -76,6 +77,11 @@ for t in vx3-nl vx3-udp vx3-failnth; do
 	mv -f "$TOOLS/$t.$$" "$TOOLS/$t"
 	install -m 0755 "$TOOLS/$t" "$STAGE/usr/bin/$t"
 done
+
+# XDP programs of test_xdp.py and the benchmark, with BTF (libbpf maps)
+mkdir -p "$STAGE/usr/lib/vx3"
+clang -O2 -g -Wall -target bpf -I/usr/include/x86_64-linux-gnu \
+	-c "$HERE/vx3_xdp.bpf.c" -o "$STAGE/usr/lib/vx3/vx3_xdp.bpf.o"
 
 # Modules: resolve dependencies with modinfo, decompress, depmod.
 declare -A seen=()
@@ -108,9 +114,10 @@ add_mod() { # name-or-path
 
 # VX3_EXTRA_MODS: more modules by name, resolved in MODDIR like the others
 # (test_dkms.py: vx3 as DKMS installed it, updates/dkms/vx3.ko.xz).
+# veth: test_xdp.py (ndo_xdp_xmit from a veth).
 # 9pnet_virtio and 9p: the host's / over virtio-9p (lib/vm.py host_root,
 # test_upstream.py); modules in Debian's kernel, built into the debug one.
-for m in vmxnet3 8021q bridge virtio_console virtio_pci 9pnet_virtio 9p \
+for m in vmxnet3 8021q bridge veth virtio_console virtio_pci 9pnet_virtio 9p \
 	${VX3_EXTRA_MODS:-}; do
 	add_mod "$m"
 done

@@ -1,0 +1,466 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* vx3: XDP: attaching a program, running it on received packets, and the
+ * XDP ring that sends XDP_TX and ndo_xdp_xmit frames
+ *
+ * The program runs on the page_pool buffers the device received into:
+ * the head buffer (with XDP_PACKET_HEADROOM while a program is attached)
+ * and, for jumbo frames and aggregates, body pages as frags of a
+ * multi-buffer xdp_buff. XDP_PASS builds the skb on those buffers, as
+ * the path without a program does; XDP_DROP returns them to the page_pool.
+ *
+ * XDP_TX and frames redirected to vx3 leave on the XDP ring: a device TX
+ * queue of its own, behind the stack's queues, completed by the NAPI
+ * context of the RX queue. The device has eight TX queues and a vx3
+ * interface at most seven stack ones, so the ring always exists while
+ * the interface is up: XDP_TX never takes a stack queue's lock or its BQL
+ * budget, and ndo_xdp_xmit works with or without a program. Its
+ * producers (XDP_TX from the RX poll, ndo_xdp_xmit from any CPU) take
+ * the ring's xdp_lock.
+ */
+
+#include <linux/bpf.h>
+#include <linux/bpf_trace.h>
+#include <linux/filter.h>
+#include <net/page_pool/helpers.h>
+#include <net/xdp.h>
+
+#include "vx3.h"
+
+/* What an RX poll has to flush before it ends */
+#define VX3_XDP_FLUSH_TX	BIT(0)
+#define VX3_XDP_FLUSH_REDIRECT	BIT(1)
+
+/**
+ * vx3_xdp_max_mtu() - the largest MTU a single-buffer program can take
+ *
+ * Return: the MTU whose VLAN-tagged frames still fit one head buffer
+ * behind XDP_PACKET_HEADROOM.
+ */
+u32 vx3_xdp_max_mtu(void)
+{
+	return vx3_rx_head_buf_len(VX3_MAX_MTU, VX3_RX_XDP_HEADROOM) -
+	       VLAN_ETH_HLEN;
+}
+
+/* Called in NAPI context */
+static void vx3_xdp_stat_add(struct vx3_rx_queue *rxq, enum vx3_rx_stat idx,
+			     u64 val)
+{
+	u64_stats_update_begin(&rxq->stats.syncp);
+	u64_stats_add(&rxq->stats.cnt[idx], val);
+	u64_stats_update_end(&rxq->stats.syncp);
+}
+
+/* Called with the XDP ring's xdp_lock held */
+static void vx3_xdp_tx_stat_add(struct vx3_tx_ring *tx, enum vx3_tx_stat idx,
+				u64 val)
+{
+	u64_stats_update_begin(&tx->stats.syncp);
+	u64_stats_add(&tx->stats.cnt[idx], val);
+	u64_stats_update_end(&tx->stats.syncp);
+}
+
+/**
+ * vx3_xdp_start() - start a packet for the XDP program with its head buffer
+ * @rxq: the RX queue
+ * @b: the ring 0 slot; its buffer moves into @rxq->xdp
+ * @len: bytes the device wrote into it
+ */
+void vx3_xdp_start(struct vx3_rx_queue *rxq, struct vx3_rx_buf *b, u32 len)
+{
+	void *va = page_address(b->page) + b->offset;
+
+	page_pool_dma_sync_for_cpu(rxq->pp, b->page,
+				   b->offset + rxq->headroom, len);
+	net_prefetch(va + rxq->headroom);
+	xdp_init_buff(&rxq->xdp, rxq->ring[0].truesize, &rxq->xdp_rxq);
+	xdp_prepare_buff(&rxq->xdp, va, rxq->headroom, len, true);
+	b->page = NULL;
+	rxq->in_xdp = true;
+}
+
+/**
+ * vx3_xdp_add_frag() - add a body buffer to the packet for the program
+ * @rxq: the RX queue, with a packet started by vx3_xdp_start()
+ * @b: the ring 1 slot; its buffer moves into @rxq->xdp
+ * @len: bytes the device wrote into it
+ *
+ * Return: false if the packet has no room for another frag.
+ */
+bool vx3_xdp_add_frag(struct vx3_rx_queue *rxq, struct vx3_rx_buf *b,
+		      u32 len)
+{
+	struct xdp_buff *xdp = &rxq->xdp;
+	struct skb_shared_info *sinfo = xdp_get_shared_info_from_buff(xdp);
+
+	if (!len)
+		return true;
+	if (!xdp_buff_has_frags(xdp)) {
+		sinfo->nr_frags = 0;
+		sinfo->xdp_frags_size = 0;
+		xdp_buff_set_frags_flag(xdp);
+	}
+	if (sinfo->nr_frags >= MAX_SKB_FRAGS)
+		return false;
+
+	page_pool_dma_sync_for_cpu(rxq->pp, b->page, b->offset, len);
+	__skb_fill_page_desc_noacc(sinfo, sinfo->nr_frags++, b->page,
+				   b->offset, len);
+	sinfo->xdp_frags_size += len;
+	if (page_is_pfmemalloc(b->page))
+		xdp_buff_set_frag_pfmemalloc(xdp);
+	b->page = NULL;
+	vx3_xdp_stat_add(rxq, VX3_RXS_BODY_BUFS, 1);
+	return true;
+}
+
+/**
+ * vx3_xdp_free() - return the buffers of the packet for the program
+ * @rxq: the RX queue, with a packet started by vx3_xdp_start()
+ * @napi: called from the queue's NAPI poll: recycle into the pool's cache
+ */
+void vx3_xdp_free(struct vx3_rx_queue *rxq, bool napi)
+{
+	struct xdp_buff *xdp = &rxq->xdp;
+	struct skb_shared_info *sinfo;
+	u32 i;
+
+	if (xdp_buff_has_frags(xdp)) {
+		sinfo = xdp_get_shared_info_from_buff(xdp);
+		for (i = 0; i < sinfo->nr_frags; i++)
+			page_pool_put_full_page(rxq->pp,
+						skb_frag_page(&sinfo->frags[i]),
+						napi);
+	}
+	page_pool_put_full_page(rxq->pp, virt_to_page(xdp->data_hard_start),
+				napi);
+	rxq->in_xdp = false;
+}
+
+/* XDP_PASS: the skb is built on the buffers, where the program left the
+ * packet (data, data_end, metadata, frags).
+ */
+static struct sk_buff *vx3_xdp_build_skb(struct vx3_rx_queue *rxq)
+{
+	struct xdp_buff *xdp = &rxq->xdp;
+	struct skb_shared_info *sinfo = xdp_get_shared_info_from_buff(xdp);
+	u32 metalen = xdp->data - xdp->data_meta;
+	u32 nr_frags = 0, frags_size = 0;
+	struct sk_buff *skb;
+
+	/* napi_build_skb() clears these fields of the shared info */
+	if (xdp_buff_has_frags(xdp)) {
+		nr_frags = sinfo->nr_frags;
+		frags_size = sinfo->xdp_frags_size;
+	}
+
+	skb = napi_build_skb(xdp->data_hard_start, xdp->frame_sz);
+	if (!skb)
+		return NULL;
+	skb_reserve(skb, xdp->data - xdp->data_hard_start);
+	__skb_put(skb, xdp->data_end - xdp->data);
+	if (metalen)
+		skb_metadata_set(skb, metalen);
+	skb_mark_for_recycle(skb);
+	if (nr_frags)
+		xdp_update_skb_shared_info(skb, nr_frags, frags_size,
+					   nr_frags * rxq->ring[1].truesize,
+					   xdp_buff_is_frag_pfmemalloc(xdp));
+	rxq->in_xdp = false;
+	vx3_xdp_stat_add(rxq, VX3_RXS_BUILD_SKB, 1);
+	return skb;
+}
+
+/* Put one frame on the XDP ring, every piece of it in one descriptor per
+ * VX3_TXD_MAX_LEN bytes. An XDP_TX frame lives in this queue's page_pool,
+ * mapped bidirectionally: it is only synced. A frame from ndo_xdp_xmit is
+ * mapped here and unmapped at completion. Called with xdp_lock held.
+ */
+static int vx3_xdp_post(struct vx3_tx_ring *tx, struct xdp_frame *xdpf,
+			enum vx3_tx_type type)
+{
+	u32 first = tx->head, pos = first, need, nr_frags = 0, i;
+	struct skb_shared_info *sinfo = NULL;
+	struct device *dev = tx->dev;
+	enum vx3_tx_map map;
+	dma_addr_t dma;
+	u32 eop;
+
+	need = DIV_ROUND_UP(xdpf->len, VX3_TXD_MAX_LEN);
+	if (xdp_frame_has_frags(xdpf)) {
+		sinfo = xdp_get_shared_info_from_frame(xdpf);
+		nr_frags = sinfo->nr_frags;
+		for (i = 0; i < nr_frags; i++)
+			need += DIV_ROUND_UP(skb_frag_size(&sinfo->frags[i]),
+					     VX3_TXD_MAX_LEN);
+	}
+	if (need > vx3_tx_free_desc(tx))
+		return -ENOSPC;
+
+	for (i = 0; i <= nr_frags; i++) {
+		skb_frag_t *frag = i ? &sinfo->frags[i - 1] : NULL;
+		u32 len = frag ? skb_frag_size(frag) : xdpf->len;
+		struct page *page;
+
+		if (type == VX3_TX_XDP_TX) {
+			page = frag ? skb_frag_page(frag) :
+				      virt_to_page(xdpf->data);
+			dma = page_pool_get_dma_addr(page) +
+			      (frag ? skb_frag_off(frag) :
+				      offset_in_page(xdpf->data));
+			dma_sync_single_for_device(dev, dma, len,
+						   DMA_BIDIRECTIONAL);
+			map = VX3_TX_MAP_NONE;
+		} else if (frag) {
+			dma = skb_frag_dma_map(dev, frag, 0, len,
+					       DMA_TO_DEVICE);
+			map = VX3_TX_MAP_PAGE;
+		} else {
+			dma = dma_map_single(dev, xdpf->data, len,
+					     DMA_TO_DEVICE);
+			map = VX3_TX_MAP_SINGLE;
+		}
+		if (dma_mapping_error(dev, dma)) {
+			vx3_tx_unwind(tx, first, pos);
+			vx3_xdp_tx_stat_add(tx, VX3_TXS_MAP_ERR, 1);
+			return -ENOMEM;
+		}
+		vx3_tx_post(tx, &pos, dma, len, map, 0, 0, first);
+	}
+
+	eop = (pos - 1) & (tx->size - 1);
+	tx->desc[eop].w[3] |= cpu_to_le32(VX3_TXD_EOP | VX3_TXD_CQ);
+	tx->buf[eop].xdpf = xdpf;
+	tx->buf[eop].type = type;
+	WRITE_ONCE(tx->head, pos);
+	vx3_tx_publish(tx, first, false);
+	vx3_xdp_tx_stat_add(tx, type == VX3_TX_XDP_TX ? VX3_TXS_XDP_TX :
+						      VX3_TXS_XDP_XMIT, 1);
+	return 0;
+}
+
+/* XDP_TX: send the packet back out on the XDP ring */
+static bool vx3_xdp_tx(struct vx3_rx_queue *rxq)
+{
+	struct vx3_tx_ring *tx = &rxq->xdp_tx;
+	struct xdp_frame *xdpf;
+	int err;
+
+	xdpf = xdp_convert_buff_to_frame(&rxq->xdp);
+	if (!xdpf)
+		return false;
+
+	spin_lock(&tx->xdp_lock);
+	err = vx3_xdp_post(tx, xdpf, VX3_TX_XDP_TX);
+	if (err == -ENOSPC)
+		vx3_xdp_tx_stat_add(tx, VX3_TXS_DROPS, 1);
+	spin_unlock(&tx->xdp_lock);
+	return !err;
+}
+
+/**
+ * vx3_xdp_run() - run the XDP program on the packet and act on its verdict
+ * @rxq: the RX queue, with a complete packet in @rxq->xdp
+ * @prog: the program, read once for this poll
+ * @flush: collects what vx3_xdp_flush() has to do at the end of the poll
+ *
+ * A program without frags support never sees a multi-buffer packet: such
+ * a packet (a peer's frame longer than the MTU) is dropped.
+ *
+ * Return: true for XDP_PASS with the skb in @rxq->skb, ready for delivery;
+ * false if the packet was consumed (sent, redirected or dropped).
+ */
+bool vx3_xdp_run(struct vx3_rx_queue *rxq, struct bpf_prog *prog,
+		 u32 *flush)
+{
+	struct xdp_buff *xdp = &rxq->xdp;
+	enum vx3_rx_stat stat;
+	u32 act, len;
+
+	if (xdp_buff_has_frags(xdp) && !prog->aux->xdp_has_frags) {
+		vx3_xdp_free(rxq, true);
+		vx3_xdp_stat_add(rxq, VX3_RXS_DROP_OVERSIZE, 1);
+		return false;
+	}
+
+	act = bpf_prog_run_xdp(prog, xdp);
+	len = xdp_get_buff_len(xdp);
+
+	switch (act) {
+	case XDP_PASS:
+		rxq->skb = vx3_xdp_build_skb(rxq);
+		if (!rxq->skb) {
+			vx3_xdp_free(rxq, true);
+			vx3_xdp_stat_add(rxq, VX3_RXS_DROP_NOMEM, 1);
+			return false;
+		}
+		vx3_xdp_stat_add(rxq, VX3_RXS_XDP_PASS, 1);
+		vx3_xdp_stat_add(rxq, VX3_RXS_XDP_PASS_BYTES, len);
+		return true;
+	case XDP_TX:
+		if (vx3_xdp_tx(rxq)) {
+			rxq->in_xdp = false;
+			*flush |= VX3_XDP_FLUSH_TX;
+			stat = VX3_RXS_XDP_TX;
+			break;
+		}
+		trace_xdp_exception(rxq->netdev, prog, act);
+		vx3_xdp_stat_add(rxq, VX3_RXS_XDP_TX_ERR, 1);
+		vx3_xdp_free(rxq, true);
+		return false;
+	case XDP_REDIRECT:
+		if (!xdp_do_redirect(rxq->netdev, xdp, prog)) {
+			rxq->in_xdp = false;
+			*flush |= VX3_XDP_FLUSH_REDIRECT;
+			stat = VX3_RXS_XDP_REDIRECT;
+			break;
+		}
+		vx3_xdp_stat_add(rxq, VX3_RXS_XDP_REDIRECT_ERR, 1);
+		vx3_xdp_free(rxq, true);
+		return false;
+	default:
+		bpf_warn_invalid_xdp_action(rxq->netdev, prog, act);
+		fallthrough;
+	case XDP_ABORTED:
+		trace_xdp_exception(rxq->netdev, prog, act);
+		stat = VX3_RXS_XDP_ABORTED;
+		vx3_xdp_free(rxq, true);
+		break;
+	case XDP_DROP:
+		stat = VX3_RXS_XDP_DROP;
+		vx3_xdp_free(rxq, true);
+		break;
+	}
+
+	/* Packets the stack never sees still count as received */
+	u64_stats_update_begin(&rxq->stats.syncp);
+	u64_stats_inc(&rxq->stats.cnt[stat]);
+	u64_stats_add(&rxq->stats.cnt[stat + 1], len);
+	u64_stats_inc(&rxq->stats.cnt[VX3_RXS_PACKETS]);
+	u64_stats_add(&rxq->stats.cnt[VX3_RXS_BYTES], len);
+	u64_stats_update_end(&rxq->stats.syncp);
+	return false;
+}
+
+/**
+ * vx3_xdp_flush() - end an RX poll's XDP work
+ * @rxq: the RX queue
+ * @flush: what vx3_xdp_run() collected during the poll
+ *
+ * Redirected frames are flushed to their targets once per poll, and the
+ * XDP ring's doorbell rung once for the XDP_TX frames.
+ */
+void vx3_xdp_flush(struct vx3_rx_queue *rxq, u32 flush)
+{
+	struct vx3_tx_ring *tx = &rxq->xdp_tx;
+
+	if (flush & VX3_XDP_FLUSH_REDIRECT)
+		xdp_do_flush();
+	if (flush & VX3_XDP_FLUSH_TX) {
+		spin_lock(&tx->xdp_lock);
+		vx3_tx_kick(tx);
+		spin_unlock(&tx->xdp_lock);
+	}
+}
+
+/**
+ * vx3_xdp_xmit() - send frames redirected to vx3 (ndo_xdp_xmit)
+ * @netdev: the net_device
+ * @n: number of frames
+ * @frames: the frames
+ * @flags: XDP_XMIT_FLUSH to ring the doorbell
+ *
+ * Return: the number of frames queued (the caller frees the others), or
+ * a negative errno if none could be.
+ */
+int vx3_xdp_xmit(struct net_device *netdev, int n, struct xdp_frame **frames,
+		 u32 flags)
+{
+	struct vx3_priv *priv = netdev_priv(netdev);
+	struct vx3_tx_ring *tx;
+	int sent;
+
+	if (unlikely(flags & ~XDP_XMIT_FLAGS_MASK))
+		return -EINVAL;
+
+	/* vx3_down() clears the pointer and waits for a grace period */
+	rcu_read_lock();
+	tx = rcu_dereference(priv->xdp_tx);
+	if (!tx) {
+		rcu_read_unlock();
+		return -ENETDOWN;
+	}
+
+	spin_lock(&tx->xdp_lock);
+	for (sent = 0; sent < n; sent++)
+		if (vx3_xdp_post(tx, frames[sent], VX3_TX_XDP_XMIT))
+			break;
+	if (sent < n)
+		vx3_xdp_tx_stat_add(tx, VX3_TXS_DROPS, n - sent);
+	if (flags & XDP_XMIT_FLUSH)
+		vx3_tx_kick(tx);
+	spin_unlock(&tx->xdp_lock);
+	rcu_read_unlock();
+	return sent;
+}
+
+/* Attach, replace or detach the program. Attaching or detaching changes
+ * the RX buffers (headroom, DMA direction): the queues are replaced the
+ * way a ring size change replaces them, new ones first. Replacing a
+ * program by another swaps the pointer only.
+ */
+static int vx3_xdp_setup(struct vx3_priv *priv, struct bpf_prog *prog,
+			 struct netlink_ext_ack *extack)
+{
+	struct net_device *netdev = priv->netdev;
+	struct bpf_prog *old = priv->xdp_prog;
+	struct vx3_cfg cfg = priv->cfg;
+	int err;
+
+	if (prog && !prog->aux->xdp_has_frags &&
+	    netdev->mtu > vx3_xdp_max_mtu()) {
+		/* At most NETLINK_MAX_FMTMSG_LEN characters */
+		NL_SET_ERR_MSG_FMT_MOD(extack,
+				       "MTU %u above %u needs an XDP program with frags support",
+				       netdev->mtu, vx3_xdp_max_mtu());
+		return -EOPNOTSUPP;
+	}
+
+	cfg.xdp = !!prog;
+	cfg.mtu = netdev->mtu;
+	priv->xdp_prog = prog;
+	if (cfg.xdp != priv->cfg.xdp) {
+		err = vx3_reconfigure(priv, &cfg, extack);
+		if (err) {
+			priv->xdp_prog = old;
+			return err;
+		}
+	} else if (priv->qs) {
+		WRITE_ONCE(priv->qs->vec[0]->rx[0].xdp_prog, prog);
+	}
+	if (old)
+		bpf_prog_put(old);
+
+	/* LRO is off while a program without frags support is attached */
+	netdev_update_features(netdev);
+	return 0;
+}
+
+/**
+ * vx3_bpf() - ndo_bpf: attach or detach an XDP program
+ * @netdev: the net_device
+ * @bpf: the command
+ *
+ * Context: rtnl held.
+ * Return: 0 or a negative errno, with the reason in @bpf->extack.
+ */
+int vx3_bpf(struct net_device *netdev, struct netdev_bpf *bpf)
+{
+	switch (bpf->command) {
+	case XDP_SETUP_PROG:
+		return vx3_xdp_setup(netdev_priv(netdev), bpf->prog,
+				     bpf->extack);
+	default:
+		return -EINVAL;
+	}
+}
