@@ -14,8 +14,8 @@ cd "$ROOT" || exit 1
 # kernel under TCG: run them with make vmtest, see test_faultinject.py;
 # upstream on the debug kernel takes 30 minutes.)
 STOCK_TESTS="smoke conformance datapath forward hwgro intx pm qinq stats
-	reconfig lifecycle dkms upstream"
-DEBUG_TESTS="smoke@default dmaerr churn faultinject.pp_alloc_traffic"
+	reconfig lifecycle dkms upstream xdp"
+DEBUG_TESTS="smoke@default dmaerr churn faultinject.pp_alloc_traffic xdp"
 mkdir -p build
 LOG=build/check.log
 : >"$LOG"

@@ -22,6 +22,12 @@ txprod
     last completion), and no published descriptor lies beyond the last
     doorbell. No doorbell comes after more than txThreshold packets
     (QEMU sets it to 1).
+xdp_txprod
+    The same rules for XDP_TX: a program reflecting every UDP datagram
+    (vx3_xdp.bpf.c xdp_tx_all) answers a burst from the peer; vx3 sends
+    the reflections on its XDP ring (the device's last TX queue), vmxnet3
+    on a stack queue. Every reflection arrives, and every TXPROD write of
+    every queue follows the producer index and txThreshold.
 deferred_doorbells (vx3)
     With txThreshold raised through the gdbstub and TSO off (GSO batches
     whose segments come with xmit_more), the driver rings less often than
@@ -58,6 +64,8 @@ Runs in the default boot variant only: DMA addresses must be
 guest-physical (no IOMMU).
 """
 
+import json
+import os
 import shlex
 import threading
 import time
@@ -68,6 +76,7 @@ from lib.nic import (diag, ethtool_stats, kv, link_stats, ping, tool,
 from lib.test import iperf_guest_to_peer, iperf_peer_to_guest, only_driver
 
 NICS = 1
+HERE = os.path.dirname(os.path.abspath(__file__))
 # The deferred doorbell test's txThreshold: smaller than a GSO batch of a
 # 64 KB TCP send (~45 segments), so that the threshold must be obeyed
 # inside a batch.
@@ -326,6 +335,42 @@ def test_txprod(ctx):
             _idle_check(ctx, lambda: _tx_check(dev, lay, m2))]
     ctx.expect(not bad, "TXPROD does not follow the producer index:\n" +
                "\n".join(bad))
+
+
+def test_xdp_txprod(ctx):
+    vm, dev, ifn = ctx.vm, _dev(ctx), ctx.ifname(1)
+    vm.check("mount -t bpf bpf /sys/fs/bpf 2>/dev/null; bpftool prog "
+             "loadall /usr/lib/vx3/vx3_xdp.bpf.o /sys/fs/bpf/conf "
+             "pinmaps /sys/fs/bpf/confm")
+    vm.check(f"ip -force link set dev {ifn} xdpdrv pinned "
+             f"/sys/fs/bpf/conf/xdp_tx_all")
+    try:
+        wait_carrier(ctx)
+        # Attaching may have replaced the queues: a new activation
+        lay = dev.layout()
+        m = dev.mark()
+        out = vm.peer_check(1, f"/usr/bin/python3 {HERE}/lib/xdppeer.py "
+                               f"send {vm.guest_ip4(1)} 500 64,1000 "
+                               f"--reflect", timeout=120)
+        res = json.loads(out.strip().splitlines()[-1])
+        diag(f"XDP_TX reflection of a UDP burst: {res}")
+        bad = _idle_check(ctx, lambda: _tx_check(dev, lay, m))
+        with dev.halted():
+            per = _per_doorbell(dev, lay, m)
+            thr = {q.q: dev.read32(q.pa + 4) for q in lay.tx}
+    finally:
+        vm.check(f"ip link set dev {ifn} xdpdrv off")
+    for q, n in per.items():
+        diag(f"XDP_TX, TX queue {q} of {lay.num_tx}: packets per doorbell "
+             f"in the ring's last lap: {_histogram(n)}")
+        over = [x for x in n if x > thr[q]]
+        if over:
+            bad.append(f"TX queue {q}: {len(over)} doorbells came after "
+                       f"more than txThreshold={thr[q]} packets")
+    ctx.expect(res["received"] == res["sent"] and res["bad"] == 0,
+               f"XDP_TX reflections lost or corrupted: {res}")
+    ctx.expect(not bad, "XDP_TX: TXPROD does not follow the producer "
+               "index:\n" + "\n".join(bad))
 
 
 # --- b. deferred doorbells ----------------------------------------------------

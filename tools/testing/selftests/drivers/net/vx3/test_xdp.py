@@ -39,8 +39,8 @@ import os
 import re
 import time
 
-from lib.nic import (Traffic, diag, ethtool_stats, expect_flowing, kv,
-                     only_vx3, tcp_integrity, tool)
+from lib.nic import (Traffic, diag, ethtool_stats, expect_flowing, ifindex,
+                     kv, link_stats, only_vx3, qstats, tcp_integrity, tool)
 
 NICS = 2
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -180,6 +180,13 @@ def _reflect_case(ctx, prog, sizes, tail, count=300):
         ctx.expect(_delta(s0, s1, k) >= count,
                    f"{prog}: {k} grew by {_delta(s0, s1, k)}, expected "
                    f"{count}")
+    # The XDP ring is no stack queue: its packets are in the device totals
+    q, link = qstats(vm, ifindex(vm, ifn)), link_stats(vm, ifn)
+    for k in ("packets", "bytes"):
+        ctx.expect(q[f"tx-{k}"] == link[f"tx_{k}"] and
+                   q[f"rx-{k}"] == link[f"rx_{k}"],
+                   f"{prog}: qstats {k} {q[f'rx-{k}']}/{q[f'tx-{k}']} "
+                   f"differ from stats64 {link[f'rx_{k}']}/{link[f'tx_{k}']}")
 
 
 @only_vx3("ethtool -S XDP counters")
