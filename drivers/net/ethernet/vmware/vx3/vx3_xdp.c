@@ -91,10 +91,11 @@ bool vx3_xdp_add_frag(struct vx3_rx_queue *rxq, struct vx3_rx_buf *b,
 		      u32 len)
 {
 	struct xdp_buff *xdp = &rxq->xdp;
-	struct skb_shared_info *sinfo = xdp_get_shared_info_from_buff(xdp);
+	struct skb_shared_info *sinfo;
 
 	if (!len)
 		return true;
+	sinfo = xdp_get_shared_info_from_buff(xdp);
 	if (!xdp_buff_has_frags(xdp)) {
 		sinfo->nr_frags = 0;
 		sinfo->xdp_frags_size = 0;
@@ -143,12 +144,13 @@ void vx3_xdp_free(struct vx3_rx_queue *rxq, bool napi)
 static struct sk_buff *vx3_xdp_build_skb(struct vx3_rx_queue *rxq)
 {
 	struct xdp_buff *xdp = &rxq->xdp;
-	struct skb_shared_info *sinfo = xdp_get_shared_info_from_buff(xdp);
 	u32 metalen = xdp->data - xdp->data_meta;
 	u32 nr_frags = 0, frags_size = 0;
+	struct skb_shared_info *sinfo;
 	struct sk_buff *skb;
 
 	/* napi_build_skb() clears these fields of the shared info */
+	sinfo = xdp_get_shared_info_from_buff(xdp);
 	if (xdp_buff_has_frags(xdp)) {
 		nr_frags = sinfo->nr_frags;
 		frags_size = sinfo->xdp_frags_size;

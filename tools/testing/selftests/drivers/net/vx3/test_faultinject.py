@@ -42,6 +42,12 @@ fail_nth_open, fail_nth_probe (not in make check)
     failure warnings they cause (vm.dmesg_reports_ok) and nothing else.
     User pages (__GFP_HIGHMEM) are left alone: the fault handler retries
     them, and they would be most of a command's checks.
+    Only allocations with a vx3 frame in their stack trace count and fail
+    (the stack trace filter's require-start/-end set to vx3's module
+    text), so a sweep fails the driver's own allocations one by one and
+    not the tool's (ethtool hung once on its own failed netlink
+    allocation) nor the core's; the features path, where vx3 allocates
+    nothing, counts every allocation.
     The command runs under vx3-failnth N (the child writes N to
     /proc/self/fail-nth and execs the command; the parent reads the
     counter of the zombie back: injected or not), N counting up until a
@@ -152,6 +158,7 @@ def _fi_mode(vm, nth):
 
 def teardown(ctx):
     _fi_mode(ctx.vm, False)
+    _fi_filter(ctx.vm, False)
 
 
 # --- helpers ---------------------------------------------------------------
@@ -169,6 +176,28 @@ def _failnth_result(out, cmd):
         raise AssertionError(f"no vx3-failnth result for `{cmd}`:\n{out}")
     rest = FAILNTH_RE.sub("", out).strip()
     return int(m.group(4)), int(m.group(2)), m.group(3) == "1", rest
+
+
+def _fi_filter(vm, vx3_only):
+    """With vx3_only, failslab and fail_page_alloc consider only
+    allocations whose stack trace (32 frames) has a frame in vx3's module
+    text (FAULT_INJECTION_STACKTRACE_FILTER: require-start/-end), and so
+    does the fail-nth counter: a sweep fails the driver's allocations one
+    by one, not the tool's or the core's around them. Else every
+    allocation counts."""
+    start, end = 0, (1 << 64) - 1
+    if vx3_only:
+        out = vm.check("grep '^vx3 ' /proc/modules")
+        f = out.split()
+        start = int(f[5], 16)
+        end = start + int(f[1])
+        if not start:
+            raise AssertionError(f"no address for vx3 in /proc/modules: "
+                                 f"{out}")
+    vm.check(f"for a in failslab fail_page_alloc; do d={DBG}/$a; "
+             f"echo {start:#x} > $d/require-start && "
+             f"echo {end:#x} > $d/require-end && "
+             f"echo 32 > $d/stacktrace-depth || exit 1; done")
 
 
 def _checks(vm, noop):
@@ -242,6 +271,8 @@ class Path:
     cmd = noop = ""
     cap = CAP
     retry = False
+    # Count only allocations with a vx3 frame in their stack trace
+    vx3_only = True
 
     def __init__(self, ctx):
         self.ctx = ctx
@@ -305,6 +336,7 @@ def _iterate(ctx, path):
     vm = ctx.vm
     t0 = time.monotonic()
     _fi_mode(vm, True)
+    _fi_filter(vm, path.vx3_only)
     base = _checks(vm, path.noop)
     path.prepare()
     start = max(1, base - MARGIN)
@@ -578,6 +610,8 @@ class _Mtu(_Reconfig):
 
 class _Features(_Reconfig):
     name = "features"
+    # vx3 allocates nothing here: the sweep is the core's allocations
+    vx3_only = False
     base, alt = True, False
 
     def __init__(self, ctx):
