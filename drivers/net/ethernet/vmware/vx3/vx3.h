@@ -254,8 +254,8 @@ struct vx3_tx_buf {
  * @qid: queue index
  * @desc_dma: DMA address of @desc
  * @comp_dma: DMA address of @comp
- * @xdp_lock: serializes the producers of the XDP ring (XDP_TX and
- *	      ndo_xdp_xmit); stack queues use the queue's xmit lock
+ * @xdp_lock: serializes the producers and the completion of the XDP ring
+ *	      (XDP_TX, ndo_xdp_xmit, NAPI); stack queues need none
  * @stats: xmit-side counters
  * @cstats: completion-side counters
  */
@@ -581,6 +581,7 @@ bool vx3_xdp_add_frag(struct vx3_rx_queue *rxq, struct vx3_rx_buf *b,
 void vx3_xdp_free(struct vx3_rx_queue *rxq, bool napi);
 bool vx3_xdp_run(struct vx3_rx_queue *rxq, struct bpf_prog *prog,
 		 u32 *flush);
+bool vx3_xdp_tx_clean(struct vx3_rx_queue *rxq, int budget);
 void vx3_xdp_flush(struct vx3_rx_queue *rxq, u32 flush);
 
 /* vx3_ethtool.c */

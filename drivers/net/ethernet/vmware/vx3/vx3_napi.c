@@ -16,12 +16,13 @@ static int vx3_poll(struct napi_struct *napi, int budget)
 	u32 i;
 
 	/* TX completions are cleaned whatever the budget, even from
-	 * netpoll (budget 0); RX only with a budget.
+	 * netpoll (budget 0); RX and the XDP ring (whose lock netpoll could
+	 * find held on its CPU) only with a budget.
 	 */
 	if (!vx3_tx_clean(&vec->tx, budget))
 		bad = true;
-	for (i = 0; i < vec->num_rx; i++)
-		if (!vx3_tx_clean(&vec->rx[i].xdp_tx, budget))
+	for (i = 0; budget && i < vec->num_rx; i++)
+		if (!vx3_xdp_tx_clean(&vec->rx[i], budget))
 			bad = true;
 	for (i = 0; budget && i < vec->num_rx && !bad; i++)
 		work += vx3_rx_clean(&vec->rx[i], budget, &bad);

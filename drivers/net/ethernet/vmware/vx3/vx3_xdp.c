@@ -10,12 +10,12 @@
  *
  * XDP_TX and frames redirected to vx3 leave on the XDP ring: a device TX
  * queue of its own, behind the stack's queues, completed by the NAPI
- * context of the RX queue. The device has eight TX queues and a vx3
- * interface at most seven stack ones, so the ring always exists while
- * the interface is up: XDP_TX never takes a stack queue's lock or its BQL
- * budget, and ndo_xdp_xmit works with or without a program. Its
- * producers (XDP_TX from the RX poll, ndo_xdp_xmit from any CPU) take
- * the ring's xdp_lock.
+ * context of the RX queue (and by a producer that finds it full). The
+ * device has eight TX queues and a vx3 interface at most seven stack
+ * ones, so the ring always exists while the interface is up: XDP_TX never
+ * takes a stack queue's lock or its BQL budget, and ndo_xdp_xmit works
+ * with or without a program. Its producers (XDP_TX from the RX poll,
+ * ndo_xdp_xmit from any CPU) and its completion take the ring's xdp_lock.
  */
 
 #include <linux/bpf.h>
@@ -196,6 +196,13 @@ static int vx3_xdp_post(struct vx3_tx_ring *tx, struct xdp_frame *xdpf,
 			need += DIV_ROUND_UP(skb_frag_size(&sinfo->frags[i]),
 					     VX3_TXD_MAX_LEN);
 	}
+	/* The device may have completed frames the RX queue's NAPI has not
+	 * reclaimed yet (a redirect flood from another CPU outruns it):
+	 * reclaim them here before giving up. A broken completion is left
+	 * for the NAPI poll, which resets the device.
+	 */
+	if (need > vx3_tx_free_desc(tx))
+		vx3_tx_clean(tx, 0);
 	if (need > vx3_tx_free_desc(tx))
 		return -ENOSPC;
 
@@ -342,6 +349,27 @@ bool vx3_xdp_run(struct vx3_rx_queue *rxq, struct bpf_prog *prog,
 	u64_stats_add(&rxq->stats.cnt[VX3_RXS_BYTES], len);
 	u64_stats_update_end(&rxq->stats.syncp);
 	return false;
+}
+
+/**
+ * vx3_xdp_tx_clean() - reclaim the XDP ring's completed frames
+ * @rxq: the RX queue that owns the ring
+ * @budget: NAPI budget (not 0)
+ *
+ * Called from the RX queue's NAPI poll; producers reclaim under the same
+ * lock when the ring is full.
+ *
+ * Return: false if the device broke the completion protocol.
+ */
+bool vx3_xdp_tx_clean(struct vx3_rx_queue *rxq, int budget)
+{
+	struct vx3_tx_ring *tx = &rxq->xdp_tx;
+	bool ok;
+
+	spin_lock(&tx->xdp_lock);
+	ok = vx3_tx_clean(tx, budget);
+	spin_unlock(&tx->xdp_lock);
+	return ok;
 }
 
 /**
