@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """vx3 benchmarks against the in-tree vmxnet3 driver, in one QEMU/TCG guest.
 
-    bench.py [--reps 3] [--seconds 20] [--parallel 32] [--exp rx,tx,fwd]
+    bench.py [--reps 3] [--seconds 20] [--parallel 32] [--exp rx,tx,fwd,xdp]
              [--pin none|vcpu|split] [--smoke] [--profile] [--outdir DIR]
 
 Experiment "rx" (the build_skb patch): iperf 2 from the peer namespace to
@@ -14,6 +14,11 @@ retransmissions and the goodput over the window, and the cost per GB of
 goodput beside the cost per GB on the tap.
 Experiment "fwd" (the no-recycling patch): the guest routes 64-byte UDP
 frames from trafgen in peer 1 to peer 2.
+Experiment "xdp": the same frames met by a native XDP program on the
+guest's NIC 1, vx3 vs vmxnet3: XDP_DROP (xdp_drop_all), XDP_TX back to
+peer 1 (xdp_tx_all) and XDP_REDIRECT through a devmap to NIC 2 and peer 2
+(xdp_redirect_all), beside the stack forwarding of "fwd" (run in the same
+repetitions when both are selected).
 
 Cells are interleaved within each repetition (order reversed every other
 repetition); drivers are switched by rmmod/modprobe in one boot. Costs are
@@ -68,6 +73,24 @@ FWD_PATHS = {
 }
 TX_PATHS = {"vx3": ("vx3", "vx3"), "vmxnet3": ("vmxnet3", "vmxnet3")}
 FWD_DST = "198.18.2.3"	# behind peer 2; peer 2 does not forward: dropped
+# XDP cells: driver x action; action -> (program of vx3_xdp.bpf.c, label).
+XDP_DRIVERS = ("vx3", "vmxnet3")
+XDP_ACTS = {
+    "drop": ("xdp_drop_all", "XDP_DROP"),
+    "tx": ("xdp_tx_all", "XDP_TX"),
+    "redirect": ("xdp_redirect_all", "XDP_REDIRECT"),
+}
+# Source address of the XDP cells' frames: not peer 1's own, so that the
+# frames xdp_tx_all reflects (addresses swapped: to XDP_SRC) are dropped
+# by peer 1's IP input as not local, as peer 2 drops the forwarded and
+# redirected ones (to FWD_DST), instead of going up to its UDP layer.
+XDP_SRC = "198.18.1.3"
+XDP_OBJ = "/usr/lib/vx3/vx3_xdp.bpf.o"
+XDP_PROGS = "/sys/fs/bpf/vx3"
+XDP_MAPS = "/sys/fs/bpf/vx3m"
+# vx3_cnt: the programs' own counters (key 0 packets, 1 bytes), read in
+# the guest's snapshot `cat` (a pinned map with BTF reads as "key: value")
+XDP_CNT = XDP_MAPS + "/vx3_cnt"
 IPERF_PORT = 5001
 
 
@@ -125,6 +148,11 @@ class Bench:
         self.notes = []
         self.pin_gen = []
         self.fwd_ready = False
+        # XDP: programs loaded (once per boot), the program attached to
+        # NIC 1, the devmap and MACs set for this driver load
+        self.xdp_loaded = False
+        self.xdp_prog = None
+        self.xdp_redir_ready = False
         # vx3's name for the device's aggregation: "lro" (NETIF_F_LRO);
         # older vx3 builds offered it as "rx-gro-hw" (found in use())
         self.vx3_agg = "lro"
@@ -200,6 +228,9 @@ class Bench:
         t0 = time.monotonic()
         self.drv = None
         self.fwd_ready = False
+        # rmmod takes the program and the devmap's device with it
+        self.xdp_prog = None
+        self.xdp_redir_ready = False
         script = ("rmmod vx3 2>/dev/null; rmmod vmxnet3 2>/dev/null; "
                   f"modprobe {drv} || exit 1\n")
         for n in (1, 2):
@@ -375,6 +406,7 @@ class Bench:
         """Load the driver of receive path `path`, set LRO; guest ifname."""
         drv = RX_PATHS[path][0]
         ifn = self.use(drv)[1]
+        self.xdp_attach(ifn, None)
         sets = [self.gro(ifn, drv, gro)]
         if drv == "vx3":
             sets.append(self.copybreak(ifn, COPYBREAK_MAX if path == "copy"
@@ -390,6 +422,7 @@ class Bench:
         """
         drv, vm = FWD_PATHS[path][0], self.vm
         ifn = self.use(drv)
+        self.xdp_attach(ifn[1], None)
         if not self.fwd_ready:
             tap2 = measure.tap_info(vm, 2)["address"]
             vm.check("echo 1 > /proc/sys/net/ipv4/ip_forward && "
@@ -405,22 +438,165 @@ class Bench:
         self.vm.check("echo 0 > /proc/sys/net/ipv4/ip_forward")
         self.fwd_ready = False
 
-    def trafgen(self, secs):
-        """Start trafgen in peer 1: 64-byte frames to FWD_DST via the guest.
+    def trafgen(self, secs, src_ip=None, name="fwd64"):
+        """Start trafgen in peer 1: 64-byte frames to FWD_DST via the guest,
+        from src_ip (default: peer 1's address); config vm/<name>.trafgen.
 
         Bounded: at most 5 Mpps over the whole run, and stopped after the
         window anyway.
         """
         a_, vm = self.args, self.vm
-        cfg = os.path.join(self.outdir, "vm", "fwd64.trafgen")
+        cfg = os.path.join(self.outdir, "vm", f"{name}.trafgen")
         src_mac = measure.tap_info(vm, 1)["address"]
         with open(cfg, "w") as f:
-            f.write(trafgen_cfg(vm.mac(1), src_mac, vm.peer_ip4(1), FWD_DST))
+            f.write(trafgen_cfg(vm.mac(1), src_mac, src_ip or vm.peer_ip4(1),
+                                FWD_DST))
         count = int(5e6 * (a_.ramp + secs + 2))
         rate = ["-b", f"{a_.fwd_rate}pps"] if a_.fwd_rate else []
         return self.host_bg(1, ["trafgen", "-o", vm.tap(1), "-i", cfg,
                                 "-P", "1", "-n", str(count),
                                 "--no-sock-mem", "--notouch-irq"] + rate)
+
+    # --- XDP -------------------------------------------------------------------
+    def xdp_load(self):
+        """Load vx3_xdp.bpf.o (built into the initramfs) and pin its programs
+        and maps in the guest's bpffs, once per boot: they outlive driver
+        reloads, and every program counts into the one map vx3_cnt."""
+        if self.xdp_loaded:
+            return
+        self.vm.check("grep -q ' /sys/fs/bpf bpf ' /proc/mounts || "
+                      "mount -t bpf bpf /sys/fs/bpf; "
+                      f"[ -e {XDP_PROGS}/xdp_drop_all ] || bpftool prog "
+                      f"loadall {XDP_OBJ} {XDP_PROGS} pinmaps {XDP_MAPS} && "
+                      f"cat {XDP_CNT} >/dev/null", timeout=120)
+        self.xdp_loaded = True
+
+    def xdp_attach(self, ifn, prog):
+        """Attach pinned program prog to guest interface ifn in driver mode
+        (replacing one attached), or detach with prog None; nothing to do
+        if that program is attached already."""
+        if prog == self.xdp_prog:
+            return
+        if prog is None:
+            self.vm.check(f"ip link set dev {ifn} xdpdrv off")
+            self.xdp_prog = None
+            return
+        self.xdp_load()
+        out = self.vm.check(f"ip -force link set dev {ifn} xdpdrv pinned "
+                            f"{XDP_PROGS}/{prog} && ip link show dev {ifn}",
+                            timeout=120)
+        # "N: IF: <...> mtu M xdp ...", after any warning of the driver's
+        if not re.search(rf"^\d+: {re.escape(ifn)}:.* xdp ", out, re.M):
+            raise vmlib.VMError(f"{prog} not attached in driver mode to "
+                                f"{ifn}:\n{out}")
+        self.xdp_prog = prog
+
+    def xdp_redirect_cfg(self, ifn):
+        """xdp_redirect_all's target: devmap vx3_ports key 0 = NIC 2 (its
+        ifindex changes with every driver load), vx3_cfg key 0 = the MAC
+        of peer 2's tap (destination), key 1 = NIC 2's (source)."""
+        if self.xdp_redir_ready:
+            return
+        vm = self.vm
+        self.xdp_load()
+
+        def mac8(m):
+            return "hex " + " ".join(m.split(":")) + " 00 00"
+        tap2 = measure.tap_info(vm, 2)["address"]
+        m = XDP_MAPS
+        vm.check(f"i=$(cat /sys/class/net/{ifn[2]}/ifindex) && "
+                 f"bpftool map update pinned {m}/vx3_ports key 0 0 0 0 "
+                 "value $((i & 255)) $((i >> 8 & 255)) $((i >> 16 & 255)) "
+                 "$((i >> 24 & 255)) && "
+                 f"bpftool map update pinned {m}/vx3_cfg key 0 0 0 0 value "
+                 f"{mac8(tap2)} && "
+                 f"bpftool map update pinned {m}/vx3_cfg key 1 0 0 0 value "
+                 f"{mac8(vm.mac(2))}")
+        self.xdp_redir_ready = True
+
+    def xdp_config(self, drv, act):
+        """Load drv, attach the program of XDP action act to NIC 1."""
+        ifn = self.use(drv)
+        if act == "redirect":
+            self.xdp_redirect_cfg(ifn)
+        self.xdp_attach(ifn[1], XDP_ACTS[act][0])
+        return ifn
+
+    def xdp_drv_stats(self, ifn):
+        """The drivers' own XDP counters of both NICs (diagnostics only:
+        the two drivers count differently), summed over their queues."""
+        out = self.vm.check(f"ethtool -S {ifn[1]}; echo ===; "
+                            f"ethtool -S {ifn[2]}")
+        res = {}
+        for n, part in enumerate(out.split("===\n"), 1):
+            for k, v in measure.xdp_driver_stats(part).items():
+                res[f"nic{n}_{k}"] = v
+        return res
+
+    # --- experiment 4: XDP ---------------------------------------------------
+    def xdp_cell(self, drv, act, secs, rep):
+        """One window of 64-byte frames from trafgen in peer 1 with the
+        action's program on NIC 1. What it did: drop, the program's own
+        count (vx3_cnt, read in the guest's snapshot); tx, the frames back
+        at peer 1's tap; redirect, the frames at peer 2's tap."""
+        a_, vm = self.args, self.vm
+        t0 = time.monotonic()
+        label = f"{drv} {XDP_ACTS[act][1]}"
+        ifn = self.xdp_config(drv, act)
+        d0 = self.xdp_drv_stats(ifn)
+        gen = self.trafgen(secs, XDP_SRC, "xdp64")
+        sampler = measure.Sampler(vm, [ifn[1], ifn[2]], taps=(1, 2),
+                                  files=[XDP_CNT])
+        sampler.gen_pids = [gen.pid]
+        try:
+            self.wait_flow("tx", gen)
+            a, b, mp = self.measure(sampler, secs, f"mpstat 1 {secs}")
+        finally:
+            gout = self.host_stop(gen, signal.SIGINT)
+        d1 = self.xdp_drv_stats(ifn)
+        row = self.base_row("xdp", drv, label, rep, par=1, xdp_act=act,
+                            prog=XDP_ACTS[act][0])
+        row.update(measure.window(a, b, a_.smp, [ifn[1], ifn[2]]))
+        self.add_mpstat(row, mp)
+        w, gw = row["wall_s"], row["guest_wall_s"]
+        offered = row["tap1_tx_packets"] + row["tap1_tx_dropped"]
+        prog = row.get("prog_packets", 0)
+        row["offered_pps"] = offered / w
+        row["to_qemu_pps"] = row["tap1_tx_packets"] / w
+        row["prog_pps"] = prog / gw if gw > 0 else None
+        row["guest_rx_pps"] = row["g_rx_packets"] / gw if gw > 0 else None
+        if act == "drop":
+            # The program's count is over the guest's clock: scaled to the
+            # host window the vCPU times are measured over
+            done = prog * w / gw if gw > 0 else 0
+        elif act == "tx":
+            done = row["tap1_rx_packets"]
+        else:
+            done = row["tap2_rx_packets"]
+        row["xdp_packets"] = done
+        row["xdp_pps"] = done / w
+        row["xdp_pct"] = 100.0 * done / offered if offered else None
+        self.per_unit(row, done / 1e6, "mpkt")
+        # Per frame the program ran on (done or not: a full TX ring drops
+        # frames after the verdict), its count scaled to the host window
+        mprog = prog * w / gw / 1e6 if gw > 0 else 0
+        row["vcpu_s_per_mprog"] = row["vcpu_s"] / mprog if mprog else None
+        row["trafgen_ok"] = int("packets outgoing" in gout)
+        # The drivers' own counters over the whole cell (ramp included)
+        for k, v in d1.items():
+            row["drv_" + k] = v - d0.get(k, 0)
+        self.finish(row, t0)
+        if not prog:
+            self.notes.append(f"xdp {label} rep {rep}: the program counted "
+                              "no packet in the window")
+        drvc = ", ".join(f"{k[4:]} +{v}" for k, v in sorted(row.items())
+                         if k.startswith("drv_") and v and
+                         not k.endswith("bytes"))
+        log(f"xdp {label:20} rep {rep}: offered {row['offered_pps']:.0f} pps,"
+            f" program {fmt(row['prog_pps'], 0)} pps, done "
+            f"{row['xdp_pps']:.0f} pps ({fmt(row['xdp_pct'])} %), "
+            f"{fmt(row.get('vcpu_s_per_mpkt'))} vCPU-s/Mpkt"
+            f"{' (host busy)' if row['busy'] else ''}; cell: {drvc}")
 
     # --- experiment 1: receive -----------------------------------------------
     def rx_cell(self, path, gro, par, secs, rep):
@@ -518,6 +694,7 @@ class Bench:
         t0 = time.monotonic()
         drv, label = TX_PATHS[path]
         ifn = self.use(drv)[1]
+        self.xdp_attach(ifn, None)
         # The drivers' defaults (the receive cells changed them).
         sets = [self.gro(ifn, drv, True)]
         if drv == "vx3":
@@ -606,6 +783,11 @@ class Bench:
             gen = self.host_bg(1, ["iperf", "-c", vm.guest_ip4(1), "-p",
                                    str(IPERF_PORT), "-t", str(secs + 300),
                                    "-P", str(a_.parallel)])
+        elif kind == "xdp":
+            drv, act = path.split("-")
+            label = f"{drv} {XDP_ACTS[act][1]}"
+            self.xdp_config(drv, act)
+            gen = self.trafgen(secs, XDP_SRC, "xdp64")
         else:
             label = FWD_PATHS[path][1]
             self.fwd_config(path)
@@ -659,14 +841,31 @@ class Bench:
             for rep in range(a_.reps):
                 for path in (seq if rep % 2 == 0 else seq[::-1]):
                     self.tx_cell(path, a_.parallel, a_.tx_seconds, rep)
+        # Forwarding and XDP: when both run, their cells are interleaved
+        # in one sequence per repetition, grouped by driver (one driver
+        # switch per repetition), so that XDP_REDIRECT and stack
+        # forwarding are measured next to each other.
+        seq = []
         if "fwd" in a_.exp:
-            seq = ["vx3", "bskb", "vmxnet3"]
+            seq += [("fwd", "vx3"), ("fwd", "bskb")]
+        if "xdp" in a_.exp:
+            seq += [("xdp", ("vx3", act)) for act in XDP_ACTS]
+            seq += [("xdp", ("vmxnet3", act)) for act in
+                    reversed(list(XDP_ACTS))]
+        if "fwd" in a_.exp:
+            seq += [("fwd", "vmxnet3")]
+        if seq:
             if self.drv == "vmxnet3":
                 seq.reverse()
             for rep in range(a_.reps):
-                for path in (seq if rep % 2 == 0 else seq[::-1]):
-                    self.fwd_cell(path, a_.fwd_seconds, rep)
-            self.fwd_off()
+                for exp, cell in (seq if rep % 2 == 0 else seq[::-1]):
+                    if exp == "fwd":
+                        self.fwd_cell(cell, a_.fwd_seconds, rep)
+                    else:
+                        self.xdp_cell(*cell, a_.xdp_seconds, rep)
+            self.xdp_attach(self.ifn[1], None)
+            if "fwd" in a_.exp:
+                self.fwd_off()
         if a_.profile:
             if "rx" in a_.exp:
                 for path in order:
@@ -677,6 +876,12 @@ class Bench:
             if "fwd" in a_.exp:
                 for path in ("vx3", "bskb", "vmxnet3"):
                     self.profile("fwd", path)
+            if "xdp" in a_.exp:
+                for drv in XDP_DRIVERS:
+                    for act in XDP_ACTS:
+                        self.profile("xdp", f"{drv}-{act}")
+                self.xdp_attach(self.ifn[1], None)
+            if "fwd" in a_.exp:
                 self.fwd_off()
 
     def dmesg_problems(self):
@@ -762,12 +967,15 @@ def main():
                     help="receive window with -P 1 (default 10, 0 = skip)")
     ap.add_argument("--tx-seconds", type=int, default=20)
     ap.add_argument("--fwd-seconds", type=int, default=10)
+    ap.add_argument("--xdp-seconds", type=int, default=None,
+                    help="XDP window (default: --fwd-seconds)")
     ap.add_argument("--fwd-rate", type=int, default=0,
-                    help="trafgen rate in pps (default 0: as fast as it can)")
+                    help="trafgen rate in pps, forwarding and XDP (default "
+                    "0: as fast as it can)")
     ap.add_argument("--ramp", type=float, default=3.0,
                     help="seconds of traffic before a window starts")
-    ap.add_argument("--exp", default="rx,tx,fwd",
-                    help="experiments: rx, tx, fwd (comma separated)")
+    ap.add_argument("--exp", default="rx,tx,fwd,xdp",
+                    help="experiments: rx, tx, fwd, xdp (comma separated)")
     ap.add_argument("--pin", default="none", choices=("none", "vcpu", "split"),
                     help="QEMU/generator CPU pinning (see README)")
     ap.add_argument("--smp", type=int, default=2)
@@ -775,7 +983,7 @@ def main():
     ap.add_argument("--busy-threshold", type=float, default=0.25,
                     help="flag windows with more other host load (cores)")
     ap.add_argument("--profile", action="store_true",
-                    help="add guest perf profiles (rx, fwd)")
+                    help="add guest perf profiles (rx, fwd, xdp)")
     ap.add_argument("--profile-seconds", type=int, default=10)
     ap.add_argument("--smoke", action="store_true",
                     help="tooling check: 1 rep, 1 s windows, -P 8, no -P 1")
@@ -786,8 +994,10 @@ def main():
         args.reps, args.seconds, args.p1_seconds = 1, 1, 0
         args.tx_seconds, args.fwd_seconds, args.ramp = 1, 1, 0.0
         args.parallel, args.profile_seconds = 8, 2
+    if args.xdp_seconds is None:
+        args.xdp_seconds = args.fwd_seconds
     args.exp = [e.strip() for e in args.exp.split(",") if e.strip()]
-    bad = set(args.exp) - {"rx", "tx", "fwd"}
+    bad = set(args.exp) - {"rx", "tx", "fwd", "xdp"}
     if bad:
         ap.error(f"unknown experiment(s): {', '.join(sorted(bad))}")
     if os.geteuid() != 0:

@@ -3,7 +3,8 @@
 
 A window is two snapshots, A and B, each taken on the host (QEMU thread CPU
 times, host /proc/stat, load generator CPU, tap counters) and in the guest
-(/proc/uptime, /proc/stat, interface counters, driver counters).
+(/proc/uptime, /proc/stat, interface counters, driver counters, an XDP
+program's map of counters).
 window() turns a pair into the derived numbers one CSV row holds.
 """
 
@@ -83,13 +84,15 @@ def tap_stats(vm, n):
     return tap_info(vm, n)["stats64"]
 
 
-def guest_cmd(ifnames):
+def guest_cmd(ifnames, files=()):
     """Guest command printing what guest_parse() reads: one `cat`, as every
-    process the guest starts takes long on a busy TCG guest."""
-    files = ["/proc/uptime"]
+    process the guest starts takes long on a busy TCG guest. files: pinned
+    BPF array maps (bpffs, with BTF) read last, "key: value" per line."""
+    cat = ["/proc/uptime"]
     for ifn in ifnames:
-        files += [f"/sys/class/net/{ifn}/statistics/{f}" for f in IF_FIELDS]
-    return "exec cat " + " ".join(files) + " /proc/stat /proc/net/snmp"
+        cat += [f"/sys/class/net/{ifn}/statistics/{f}" for f in IF_FIELDS]
+    return "exec cat " + " ".join(cat + ["/proc/stat", "/proc/net/snmp"] +
+                                  list(files))
 
 
 def parse_snmp_tcp(text):
@@ -111,6 +114,26 @@ def guest_parse(out, ifnames):
     res["stat"] = parse_stat_cpu(next(x for x in lines if
                                       x.startswith("cpu ")))
     res["snmp"] = parse_snmp_tcp(out)
+    res["bpf"] = parse_bpf_map(out)
+    return res
+
+
+# What a pinned BPF map prints, before its "key: value" lines
+BPF_MAP_HDR = "# WARNING!! The output format will change"
+
+
+def parse_bpf_map(out):
+    """{key: value} of the first pinned BPF array map in out (keys and
+    values integers), or None if out has none."""
+    lines = out.splitlines()
+    if BPF_MAP_HDR not in lines:
+        return None
+    res = {}
+    for line in lines[lines.index(BPF_MAP_HDR) + 1:]:
+        m = re.fullmatch(r"(\d+): (\d+)", line.strip())
+        if not m:
+            break
+        res[int(m.group(1))] = int(m.group(2))
     return res
 
 
@@ -151,6 +174,21 @@ def ns_tcp(vm, n, port):
     return {"snmp": parse_snmp_tcp(snmp), "conns": parse_ss(ss)}
 
 
+def xdp_driver_stats(out):
+    """The XDP counters in `ethtool -S` output of either driver, summed
+    over queues: vx3's rx<q>_xdp_* and xdp<q>_* (its XDP ring) become
+    rx_xdp_* and xdp_*; vmxnet3's per-queue "xdp drops" etc. xdp_drops."""
+    res = {}
+    for line in out.splitlines():
+        m = re.match(r"\s*([\w ]*xdp[\w ]*):\s+(\d+)\s*$", line)
+        if not m:
+            continue
+        name = re.sub(r"^(rx|xdp)\d+_", r"\1_", m.group(1).strip())
+        name = re.sub(r"\s+", "_", name)
+        res[name] = res.get(name, 0) + int(m.group(2))
+    return res
+
+
 def parse_ethtool_stats(out):
     """`ethtool -S` output as a dict of counters."""
     res = {}
@@ -166,17 +204,19 @@ class Sampler:
 
     ifnames: guest interfaces whose counters are read; taps: peer NICs
     whose tap counters are read; ethtool: guest interface whose `ethtool
-    -S` counters are read too (after the timed `cat`).
+    -S` counters are read too (after the timed `cat`); files: pinned BPF
+    maps read in the `cat` (an XDP program's counters).
     """
 
-    def __init__(self, vm, ifnames, taps=(1,), ethtool=None, tcp_port=None):
+    def __init__(self, vm, ifnames, taps=(1,), ethtool=None, tcp_port=None,
+                 files=()):
         self.vm = vm
         self.ifnames = ifnames
         self.taps = taps
         # TCP counters of peer namespace 1 (iperf's end there) on this port
         self.tcp_port = tcp_port
         self.gen_pids = []
-        self._gcmd = guest_cmd(ifnames)
+        self._gcmd = guest_cmd(ifnames, files)
         if ethtool:
             self._gcmd = (self._gcmd[len("exec "):] +
                           f"; echo ===; ethtool -S {ethtool}")
@@ -266,6 +306,10 @@ def window(a, b, smp, ifns):
         pre = "g_" if i == 0 else f"g{i + 1}_"
         for k in IF_FIELDS:
             w[pre + k] = gb["if"][ifn][k] - ga["if"][ifn][k]
+    # The XDP programs' map vx3_cnt: key 0 packets, 1 bytes
+    if ga.get("bpf") is not None and gb.get("bpf") is not None:
+        for key, name in ((0, "prog_packets"), (1, "prog_bytes")):
+            w[name] = gb["bpf"].get(key, 0) - ga["bpf"].get(key, 0)
     for n, ta in a["taps"].items():
         tb = b["taps"][n]
         for d in ("rx", "tx"):

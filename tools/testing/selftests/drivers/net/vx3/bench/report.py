@@ -17,6 +17,13 @@ RX_CELLS = (("copy", "vx3 copy"), ("bskb", "vx3 build_skb"),
 TX_CELLS = (("vx3", "vx3"), ("vmxnet3", "vmxnet3"))
 FWD_CELLS = (("vx3", "vx3 (copybreak 256)"), ("bskb", "vx3 build_skb"),
              ("vmxnet3", "vmxnet3"))
+# XDP cells: driver x action (row key xdp_act)
+XDP_CELLS = (("vx3", "vx3"), ("vmxnet3", "vmxnet3"))
+XDP_ACTS = (("drop", "XDP_DROP"), ("tx", "XDP_TX"),
+            ("redirect", "XDP_REDIRECT"))
+# The stack forwarding cell each driver's XDP cells are compared with:
+# vx3 as shipped (rx-copybreak 0, build_skb), vmxnet3
+XDP_FWD_REF = {"vx3": "bskb", "vmxnet3": "vmxnet3"}
 MPSTAT_COLS = ("usr", "nice", "sys", "iowait", "irq", "soft", "steal",
                "guest", "gnice", "idle")
 # Bar colours: vx3 copy orange, build_skb blue, vx3 defaults green, the
@@ -46,12 +53,19 @@ def fmt(s, nd=2, width=0):
 
 def ratio_stat(rows, key, num, den, **sel):
     """Per-repetition ratio key(num cell) / key(den cell), summarised."""
+    return ratio_sel(rows, key, dict(sel, cell=num), key, dict(sel, cell=den))
+
+
+def ratio_sel(rows, key_num, sel_num, key_den, sel_den):
+    """Per-repetition ratio key_num of the row selected by sel_num over
+    key_den of the one selected by sel_den (cells of two experiments run
+    in the same repetition), summarised."""
     vals = []
     for rep in sorted({r["rep"] for r in rows}):
-        a = rows_of(rows, cell=num, rep=rep, **sel)
-        b = rows_of(rows, cell=den, rep=rep, **sel)
-        if a and b and a[0].get(key) and b[0].get(key):
-            vals.append(a[0][key] / b[0][key])
+        a = rows_of(rows, rep=rep, **sel_num)
+        b = rows_of(rows, rep=rep, **sel_den)
+        if a and b and a[0].get(key_num) and b[0].get(key_den):
+            vals.append(a[0][key_num] / b[0][key_den])
     return summarize(vals)
 
 
@@ -200,6 +214,75 @@ def fwd_section(rows, secs, reps):
     return out
 
 
+def xdp_section(rows, secs, reps):
+    """Experiment 4: XDP_DROP, XDP_TX, XDP_REDIRECT per driver, with the
+    stack forwarding cells of experiment 2 (same run) beside them."""
+    out = [f"Experiment 4: XDP on guest NIC 1, 64-byte UDP frames from peer "
+           f"1 (trafgen) ({secs} s windows, {reps} reps)",
+           "  done: XDP_DROP the program's count (its map, read in the "
+           "guest), XDP_TX frames back at peer 1's tap, XDP_REDIRECT",
+           "  (NIC 1 -> devmap -> NIC 2) and stack forwarding (experiment "
+           "2) frames at peer 2's tap; vCPU-s/Mpkt per frame done,",
+           "  vCPU-s/Mprog per frame the program ran on (XDP_TX and "
+           "XDP_REDIRECT frames can still be dropped after the verdict)"]
+    lines = [["", "offered kpps", "to QEMU kpps", "program kpps",
+              "done kpps", "% offered", "vCPU-s/Mpkt", "IO-s/Mpkt",
+              "vCPU-s/Mprog"]]
+    for act, name in XDP_ACTS:
+        for cell, label in XDP_CELLS:
+            rs = rows_of(rows, exp="xdp", cell=cell, xdp_act=act)
+            lines.append([f"{name} {label}",
+                          fmt(kpps(stat(rs, "offered_pps")), 1),
+                          fmt(kpps(stat(rs, "to_qemu_pps")), 1),
+                          fmt(kpps(stat(rs, "prog_pps")), 1),
+                          fmt(kpps(stat(rs, "xdp_pps")), 2),
+                          fmt(stat(rs, "xdp_pct"), 2),
+                          fmt(stat(rs, "vcpu_s_per_mpkt"), 1),
+                          fmt(stat(rs, "io_s_per_mpkt"), 1),
+                          fmt(stat(rs, "vcpu_s_per_mprog"), 1) +
+                          busy_mark(rs)])
+    fwd = rows_of(rows, exp="fwd")
+    for cell, label in FWD_CELLS if fwd else ():
+        rs = rows_of(fwd, cell=cell)
+        lines.append([f"stack fwd {label}",
+                      fmt(kpps(stat(rs, "offered_pps")), 1),
+                      fmt(kpps(stat(rs, "to_qemu_pps")), 1), "-",
+                      fmt(kpps(stat(rs, "fwd_pps")), 2),
+                      fmt(stat(rs, "fwd_pct"), 2),
+                      fmt(stat(rs, "vcpu_s_per_mpkt"), 1),
+                      fmt(stat(rs, "io_s_per_mpkt"), 1), "-" +
+                      busy_mark(rs)])
+    out += columns(lines)
+    out.append("  vx3 / vmxnet3 (per repetition):")
+    lines = []
+    for act, name in XDP_ACTS:
+        sel = {"exp": "xdp", "xdp_act": act}
+        lines.append([name, "done pps " + fmt(ratio_stat(
+            rows, "xdp_pps", "vx3", "vmxnet3", **sel), 2),
+            "vCPU-s/Mpkt " + fmt(ratio_stat(
+                rows, "vcpu_s_per_mpkt", "vx3", "vmxnet3", **sel), 2)])
+    if fwd:
+        lines.append(["stack fwd (build_skb)", "done pps " + fmt(ratio_stat(
+            rows, "fwd_pps", "bskb", "vmxnet3", exp="fwd"), 2),
+            "vCPU-s/Mpkt " + fmt(ratio_stat(
+                rows, "vcpu_s_per_mpkt", "bskb", "vmxnet3", exp="fwd"), 2)])
+    out += columns(lines, indent="    ")
+    if fwd:
+        out.append("  XDP_REDIRECT / stack forwarding of the same driver "
+                   "(per repetition; vx3: build_skb, its default):")
+        lines = []
+        for cell, label in XDP_CELLS:
+            sel_x = {"exp": "xdp", "xdp_act": "redirect", "cell": cell}
+            sel_f = {"exp": "fwd", "cell": XDP_FWD_REF[cell]}
+            lines.append([label, "pps " + fmt(ratio_sel(
+                rows, "xdp_pps", sel_x, "fwd_pps", sel_f), 2),
+                "vCPU-s/Mpkt " + fmt(ratio_sel(
+                    rows, "vcpu_s_per_mpkt", sel_x, "vcpu_s_per_mpkt",
+                    sel_f), 2)])
+        out += columns(lines, indent="    ")
+    return out
+
+
 def targets(rows, par):
     """The project's targets, as information (never asserted)."""
     out = ["Targets (informational; medians of per-repetition ratios):"]
@@ -227,6 +310,16 @@ def targets(rows, par):
     # vx3 as shipped (rx-copybreak 0); the copybreak 256 cell is an A/B
     line("fwd 64 B: vx3 build_skb (default) / vmxnet3, forwarded pps",
          ratio_stat(rows, "fwd_pps", "bskb", "vmxnet3", exp="fwd"), ">=", 1.2)
+    # XDP (issue #11): vx3's cost per frame against vmxnet3's for every
+    # action, and XDP_REDIRECT against vx3's own stack forwarding
+    for act, name in XDP_ACTS:
+        line(f"xdp 64 B: {name} vx3 / vmxnet3, vCPU-s/Mpkt",
+             ratio_stat(rows, "vcpu_s_per_mpkt", "vx3", "vmxnet3",
+                        exp="xdp", xdp_act=act), "<=", 0.8)
+    line("xdp 64 B: vx3 XDP_REDIRECT / vx3 stack fwd (build_skb), pps",
+         ratio_sel(rows, "xdp_pps",
+                   {"exp": "xdp", "xdp_act": "redirect", "cell": "vx3"},
+                   "fwd_pps", {"exp": "fwd", "cell": "bskb"}), ">=", 2.0)
     return out
 
 
@@ -305,6 +398,8 @@ def text_report(rows, env, args, notes):
         out += tx_section(rows, par, args.tx_seconds, args.reps) + [""]
     if "fwd" in exps:
         out += fwd_section(rows, args.fwd_seconds, args.reps) + [""]
+    if "xdp" in exps:
+        out += xdp_section(rows, args.xdp_seconds, args.reps) + [""]
     out += targets(rows, par) + [""]
     out += ticks_section(rows)
     out += threads_section(rows)
@@ -332,16 +427,26 @@ def missing_cells(rows, args):
     if "fwd" in args.exp:
         want += [(("fwd", c, None, 1), ("fwd_pps", "vcpu_s_per_mpkt"))
                  for c, _ in FWD_CELLS]
+    # XDP cells: frames done and the program's own count
+    if "xdp" in args.exp:
+        want += [(("xdp", c, ("xdp_act", a), 1),
+                  ("xdp_pps", "vcpu_s_per_mpkt", "prog_packets"))
+                 for a, _ in XDP_ACTS for c, _ in XDP_CELLS]
     miss = []
     for (exp, cell, lro, par), keys in want:
         sel = {"exp": exp, "cell": cell, "par": par}
-        if lro is not None:
+        what = ""
+        if isinstance(lro, tuple):
+            # (row key, value) instead of an LRO setting: the XDP action
+            sel[lro[0]] = lro[1]
+            what = f" {lro[1]}"
+        elif lro is not None:
             sel["lro"] = lro
+            what = f" lro {lro}"
         ok = [r for r in rows_of(rows, **sel)
               if all(r.get(k) for k in keys) and r.get("mpstat")]
         if not ok:
-            miss.append(f"{exp} {cell}" + (f" lro {lro}" if lro is not None
-                                           else "") + f" P{par}")
+            miss.append(f"{exp} {cell}{what} P{par}")
     return miss
 
 
@@ -362,8 +467,9 @@ def write_summary_csv(path, rows):
                "vcpu_s_per_gb_good", "io_s_per_gb", "io_s_per_gb_good",
                "soft_s_per_gb", "soft_s_per_gb_good", "retrans_pct",
                "snd_retrans_segs", "snd_retrans_bytes", "mp_soft", "mp_idle",
-               "offered_pps",
-               "fwd_pps", "fwd_pct", "vcpu_s_per_mpkt", "io_s_per_mpkt",
+               "offered_pps", "to_qemu_pps", "prog_pps",
+               "fwd_pps", "fwd_pct", "xdp_pps", "xdp_pct",
+               "vcpu_s_per_mpkt", "io_s_per_mpkt", "vcpu_s_per_mprog",
                "guest_tick_ratio", "other_cores")
     keys = []
     for r in rows:
@@ -376,7 +482,8 @@ def write_summary_csv(path, rows):
         w.writerow(["exp", "par", "lro", "cell", "label", "metric", "n",
                     "median", "min", "max"])
         for exp, par, lro, cell, label in keys:
-            sel = {"exp": exp, "par": par, "cell": cell}
+            # label: the XDP cells of one driver share the cell name
+            sel = {"exp": exp, "par": par, "cell": cell, "label": label}
             if lro != "":
                 sel["lro"] = lro
             rs = rows_of(rows, **sel)
@@ -472,6 +579,28 @@ def write_chart(outdir, rows, args):
             f = os.path.join(d, f"fwd-{key}.dat")
             panels.append(_panel(f, clusters, FWD_CELLS, title, ylabel,
                                  nd))
+    if "xdp" in exps:
+        fwd = rows_of(rows, exp="fwd")
+        for key, fkey, ylabel, nd, scale, title in (
+                ("vcpu_s_per_mpkt", "vcpu_s_per_mpkt",
+                 "guest vCPU CPU-s per Mpkt", 1, None,
+                 "XDP 64 B: guest CPU per million frames done (lower is "
+                 "better)"),
+                ("xdp_pps", "fwd_pps", "kpps done", 1, kpps,
+                 "XDP 64 B: frames done per second (higher is better)")):
+            def sc(v):
+                return scale(v) if scale else v
+            clusters = [(name, {c: sc(stat(rows_of(rows, exp="xdp", cell=c,
+                                                   xdp_act=act), key))
+                                for c, _ in XDP_CELLS})
+                        for act, name in XDP_ACTS]
+            if fwd:
+                clusters.append(("stack fwd (build_skb)", {
+                    c: sc(stat(rows_of(fwd, cell=XDP_FWD_REF[c]), fkey))
+                    for c, _ in XDP_CELLS}))
+            f = os.path.join(d, f"xdp-{key}.dat")
+            panels.append(_panel(f, clusters, XDP_CELLS, title + ref,
+                                 ylabel, nd))
     panels = [p for p in panels if p]
     if not panels:
         return None
