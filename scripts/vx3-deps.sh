@@ -29,7 +29,7 @@ iperf3 iputils-ping python3-yaml jq
 git flex bison bc libelf-dev libssl-dev ccache codespell python3-sphinx
 python3-ply python3-git python3-pyflakes
 debhelper dh-dkms dkms
-clang libbpf-dev bpftool"
+clang libbpf-dev bpftool zlib1g-dev"
 
 log() { echo "vx3-deps: $*" >&2; }
 

@@ -50,10 +50,17 @@ takes about as long: test_csum measures that start-up time, and if it is
 >= 1 s and every failed subcase failed only with late packets (see
 CSUM_LATE_RE), the case skips, naming the subcases that did pass; any
 other failure fails it.
+
+test_xdp_features runs the bpf selftests' xdp_features (6.12's
+drivers/net has no XDP test), built by upstream-xdp-features.sh from the
+same tarball: per XDP feature a DUT instance on NETIF and a tester
+instance on NIC 2 in vx3rem, as test_xdp_features.sh pairs them on a
+veth; see the case's docstring for the verdicts and the start-up timing.
 """
 
 import glob
 import hashlib
+import json
 import os
 import re
 import shlex
@@ -147,6 +154,14 @@ def host_setup(host):
         raise RuntimeError(f"host lacks {' '.join(missing)}: run "
                            f"scripts/vx3-deps.sh")
     host.state["ksft"] = _selftests_dir()
+    # test_xdp_features: the bpf selftests' xdp_features, built once
+    # (upstream-xdp-features.sh); a failed build fails that case only.
+    r = subprocess.run([XDPF_SH], capture_output=True, text=True)
+    if r.returncode == 0 and r.stdout.strip():
+        host.state["xdpf"] = r.stdout.strip().splitlines()[-1]
+    else:
+        host.state["xdpf_err"] = (f"{XDPF_SH} exited {r.returncode}:\n"
+                                  f"{r.stderr.strip()}")
 
 
 def _chroot(ctx, cmd, env=None):
@@ -491,3 +506,268 @@ def test_netcons_basic(ctx):
     uses NETIF: it cannot test the driver."""
     raise Skip("netcons_basic.sh: 6.12's script sends netconsole over a "
                "netdevsim pair it creates and ignores NETIF")
+
+
+
+# tools/testing/selftests/bpf/xdp_features (test_xdp_features.sh): one
+# DUT/tester run per feature, in that script's order and with its address
+# families (IPv6, or IPv4-mapped IPv6: the tool's sockets are AF_INET6).
+XDPF_SH = os.path.join(HERE, "upstream-xdp-features.sh")
+XDPF_FEATURES = (("XDP_PASS", 6), ("XDP_DROP", 4), ("XDP_ABORTED", 6),
+                 ("XDP_TX", 4), ("XDP_REDIRECT", 6), ("XDP_NDO_XMIT", 4))
+# The netdev netlink xdp-features flag each feature is checked against
+# (the tool's get_xdp_feature())
+XDPF_FLAG = {"XDP_PASS": "basic", "XDP_DROP": "basic",
+             "XDP_ABORTED": "basic", "XDP_TX": "basic",
+             "XDP_REDIRECT": "redirect", "XDP_NDO_XMIT": "ndo-xmit"}
+XDPF_TIMEOUT = 120		# per tool run (the tester sends for 10 s)
+# network_helpers.c settimeo(fd, 0): the DUT's listening socket accepts
+# for 3 s, then the DUT gives up; the tester connects once, with no retry
+XDPF_ACCEPT_WINDOW = 3.0
+XDPF_ATTEMPTS = 5		# DUT/tester start-up pairings per feature
+XDPF_VERDICT_RE = re.compile(r"^Feature (\S+): \[(DETECTED|NOT DETECTED)\]"
+                             r"\[(ADVERTISED|NOT ADVERTISED)\]$", re.M)
+ANSI_RE = re.compile(r"\x1b\[[0-9;]*m")
+# One pairing in the guest: the tester starts @LEAD@ s before the DUT
+# (after, if negative); all times in ms since the script's start. A
+# poller notes when the DUT's control port (12345 = 0x3039) listens.
+# xdp_features attaches XDP through netlink (no bpf_link): a killed
+# instance leaves its program attached, so the NICs' XDP is switched off
+# afterwards (and reported if it was on).
+XDPF_GUEST = r"""
+d=$(mktemp -d) || exit 1
+X=@TOOL@/xdp_features
+t0=${EPOCHREALTIME/./}
+el() { echo $(( (${EPOCHREALTIME/./} - t0) / 1000 )); }
+start_dut() {
+    el >$d/dstart
+    stdbuf -oL $X -f @F@ -D @DUT@ -T @TESTER@ @IF1@ >$d/dut 2>&1 &
+    dut=$!
+    (
+        while kill -0 $dut 2>/dev/null; do
+            if grep -Eq '^ *[0-9]+: 0{32}:3039 0{32}:0000 0A' /proc/net/tcp6
+            then el >$d/listen; exit 0; fi
+            sleep 0.05
+        done
+    ) &
+    poll=$!
+}
+start_tester() {
+    el >$d/tstart
+    timeout -k 5 @T@ ip netns exec @NS@ stdbuf -oL $X -t -f @F@ \
+        -D @DUT@ -C @DUT@ -T @TESTER@ @IF2@ >$d/tester 2>&1 &
+    tester=$!
+}
+if [ "@FIRST@" = tester ]; then
+    start_tester; sleep @LEAD@; start_dut
+else
+    start_dut; sleep @LEAD@; start_tester
+fi
+wait $tester
+trc=$?
+te=$(el)
+# The DUT exits by itself within its sockets' 3 s receive timeout after
+# the tester's STOP or after an accept that timed out; a DUT whose tester
+# went away without STOP spins on the closed control socket.
+for i in $(seq 20); do kill -0 $dut 2>/dev/null || break; sleep 1; done
+if kill -0 $dut 2>/dev/null; then
+    echo "note: DUT killed, still running 20 s after its tester exited"
+    kill -TERM $dut; sleep 2; kill -KILL $dut 2>/dev/null
+fi
+wait $dut
+drc=$?
+de=$(el)
+wait $poll
+echo "@@time $(cat $d/dstart) $(cat $d/listen 2>/dev/null || echo -)" \
+    "$(cat $d/tstart) $te $de"
+echo "@@dut $drc"
+cat $d/dut
+echo "@@tester $trc"
+cat $d/tester
+echo "@@end"
+for n in "" "-n @NS@"; do
+    ifn=@IF1@; [ -n "$n" ] && ifn=@IF2@
+    if ip $n link show dev $ifn | grep -q 'prog/xdp'; then
+        echo "note: an XDP program was still attached to $ifn"
+    fi
+    ip $n link set dev $ifn xdp off
+done
+rm -rf $d
+"""
+
+
+def _xdpf_flags(ctx):
+    """The xdp-features of NETIF and of the remote NIC (netdev netlink)."""
+    k = ctx.host.state["ksft"]
+    flags = {}
+    for ns, ifn in (("", ctx.state["env"]["NETIF"]),
+                    (f"ip netns exec {REMOTE_NS} ", ctx.ifname(2))):
+        rc, out = _probe(ctx, f"{ns}python3 {k}/tools/net/ynl/cli.py "
+                              f"--spec {k}/Documentation/netlink/specs/"
+                              f"netdev.yaml --no-schema --dump dev-get "
+                              f"--output-json 2>&1")
+        try:
+            devs = {d["ifindex"]: d for d in json.loads(out)}
+            _, idx = _probe(ctx, f"{ns}cat /sys/class/net/{ifn}/ifindex")
+            flags[ifn] = ",".join(sorted(devs[int(idx)]["xdp-features"]))
+        except (ValueError, KeyError) as e:
+            flags[ifn] = f"? ({e}: {' '.join(out.split())[:200]})"
+    return flags
+
+
+def _xdpf_pair(ctx, tool, feature, fam, lead):
+    """One DUT (NETIF) / tester (NIC 2 in REMOTE_NS) pairing of
+    xdp_features, the tester started lead s before the DUT (after it if
+    lead < 0). Returns a dict: the exit codes and outputs, the times (s
+    after the first start) the DUT started ("dstart"), listened ("listen",
+    None if never), the tester started ("tstart"), exited ("tend"), the
+    DUT exited ("dend"), and notes."""
+    env = ctx.state["env"]
+    if fam == 6:
+        dut, tester = env["LOCAL_V6"], env["REMOTE_V6"]
+    else:
+        dut, tester = (f"::ffff:{env['LOCAL_V4']}",
+                       f"::ffff:{env['REMOTE_V4']}")
+    t = int(XDPF_TIMEOUT * ctx.vm.timeout_scale)
+    script = XDPF_GUEST
+    for k, v in (("@TOOL@", tool), ("@F@", feature), ("@DUT@", dut),
+                 ("@TESTER@", tester), ("@IF1@", env["NETIF"]),
+                 ("@IF2@", ctx.ifname(2)), ("@NS@", REMOTE_NS),
+                 ("@T@", str(t)), ("@LEAD@", f"{abs(lead):.2f}"),
+                 ("@FIRST@", "tester" if lead > 0 else "dut")):
+        script = script.replace(k, v)
+    rc, out = ctx.vm.run(_chroot(ctx, script),
+                         timeout=XDPF_TIMEOUT + 60 + abs(lead))
+    out = ANSI_RE.sub("", out)
+    m = re.search(r"^@@time (\d+) (\S+) (\d+) (\d+) (\d+)\n@@dut (\d+)\n"
+                  r"(.*?)^@@tester (\d+)\n(.*?)^@@end\n", out, re.M | re.S)
+    if not m:
+        raise AssertionError(f"xdp_features {feature}: the guest script "
+                             f"failed (rc {rc}):\n{out}")
+    ts = [None if x == "-" else int(x) / 1000 for x in m.group(1, 2, 3, 4, 5)]
+    r = dict(zip(("dstart", "listen", "tstart", "tend", "dend"), ts))
+    r.update({"drc": int(m.group(6)), "dut": m.group(7),
+              "trc": int(m.group(8)), "tester": m.group(9),
+              "notes": [ln[6:] for ln in out.splitlines()
+                        if ln.startswith("note: ")]})
+    return r
+
+
+def _xdpf_missed(r):
+    """How a pairing missed ("" if it did not): the DUT's accept timed
+    out or the tester's one connect was refused (ECONNREFUSED), before
+    the DUT listened ("early") or after its accept gave up ("late")."""
+    if "Failed accepting connections" not in r["dut"] and \
+            not (r["trc"] == 111 and "Failed connecting" in r["tester"]):
+        return ""
+    return "early" if r["listen"] is None or r["tend"] <= r["listen"] \
+        else "late"
+
+
+def test_xdp_features(ctx):
+    """tools/testing/selftests/bpf/xdp_features (the bpf selftests' check
+    that a NIC's advertised XDP features work; 6.12's drivers/net
+    selftests have no XDP test), built from the 6.12 sources by
+    upstream-xdp-features.sh. Per feature, as test_xdp_features.sh runs
+    it: the DUT instance on NETIF, the tester instance on NIC 2 in
+    REMOTE_NS (both the driver under test). The tester asks the DUT for
+    NETIF's xdp-features, attaches its own XDP program (which counts the
+    DUT's echoes or reflections), has the DUT attach the feature's
+    program, sends 10 echo datagrams 1 s apart, reads the DUT program's
+    count and prints "Feature F: [DETECTED|NOT DETECTED][ADVERTISED|NOT
+    ADVERTISED]"; test_xdp_features.sh only checks exit codes. Here a
+    feature passes if it is detected and advertised, fails if it is one
+    without the other or the tool fails, and skips if it is neither (the
+    device does not claim it). The case fails if any feature fails.
+
+    Start-up: the DUT listens for its tester's control connection once
+    it has loaded its BPF object and accepts for 3 s (network_helpers'
+    default socket timeout), then exits; the tester connects once, right
+    after loading its own object, and gives up if refused. Under TCG
+    each load takes 2-8 s, so test_xdp_features.sh's order (the tester
+    started once the DUT listens) mostly misses that window. Here both
+    are started together; a pairing that missed (the DUT's accept timed
+    out, or the tester was refused before the DUT listened) is repeated,
+    up to XDPF_ATTEMPTS times, the tester started earlier or later by
+    what the missed pairing measured (its connect time, the DUT's
+    listen time), aiming at the middle of the window. A feature whose
+    every pairing missed skips (the rig's timing, not the device)."""
+    if ctx.host.state.get("xdpf_err"):
+        raise AssertionError("xdp_features not built: "
+                             + ctx.host.state["xdpf_err"])
+    rc, out = _probe(ctx, "test -e /sys/kernel/btf/vmlinux && echo yes")
+    if "yes" not in out:
+        raise Skip("xdp_features: the guest kernel has no BTF "
+                   "(/sys/kernel/btf/vmlinux), which the tool's tp_btf "
+                   "programs (xdp_exception, xdp_cpumap_kthread) need")
+    tool = ctx.host.state["xdpf"]
+    name = "xdp_features"
+    print(f"# {name}: {tool}/xdp_features", flush=True)
+    for ifn, fl in _xdpf_flags(ctx).items():
+        print(f"# {name}: xdp-features of {ifn} before: {fl}", flush=True)
+    res, failed, lead = [], False, 0.0
+    for i, (feature, fam) in enumerate(XDPF_FEATURES, 1):
+        for attempt in range(1, XDPF_ATTEMPTS + 1):
+            r = _xdpf_pair(ctx, tool, feature, fam, lead)
+            missed = _xdpf_missed(r)
+            lst = "never" if r["listen"] is None else f"{r['listen']:.1f} s"
+            print(f"# {name}: {feature}: attempt {attempt}: DUT started at "
+                  f"{r['dstart']:.1f} s, listening at {lst}; tester started "
+                  f"at {r['tstart']:.1f} s, exited at {r['tend']:.1f} s "
+                  f"({r['trc']}); DUT exited at {r['dend']:.1f} s "
+                  f"({r['drc']})" + (f": missed the DUT's accept window "
+                                     f"({missed})" if missed else ""),
+                  flush=True)
+            if not missed or r["listen"] is None:
+                break
+            for who in ("dut", "tester"):
+                for line in r[who].rstrip().splitlines():
+                    print(f"# {name}: {feature}: attempt {attempt}: {who}: "
+                          f"{line}")
+            # A refused connect returns at once: the tester connected
+            # about when it exited. Aim at the window's middle, from this
+            # pairing's start-up times (they vary with the load).
+            lead = (r["tend"] - r["tstart"]) - (r["listen"] - r["dstart"]) \
+                - XDPF_ACCEPT_WINDOW / 2
+        for who in ("dut", "tester"):
+            for line in r[who].rstrip().splitlines():
+                print(f"# {name}: {feature}: {who}: {line}")
+        for n in r["notes"]:
+            print(f"# {name}: {feature}: {n}", flush=True)
+        v = XDPF_VERDICT_RE.search(r["tester"])
+        why = directive = None
+        flag = XDPF_FLAG[feature]
+        if missed and r["listen"] is not None:
+            directive = (f"SKIP the rig never started the tester within "
+                         f"the DUT's {XDPF_ACCEPT_WINDOW:.0f} s accept "
+                         f"window ({XDPF_ATTEMPTS} attempts)")
+        elif not v:
+            why = (f"no verdict: tester exited {r['trc']}, DUT exited "
+                   f"{r['drc']}")
+        else:
+            det, adv = v.group(2) == "DETECTED", v.group(3) == "ADVERTISED"
+            if r["trc"] != 0:
+                why = (f"tester exited {r['trc']} (verdict: {v.group(2)}, "
+                       f"{v.group(3)})")
+            elif det and not adv:
+                why = (f"works (DETECTED) but NETIF does not advertise "
+                       f"{flag} (NOT ADVERTISED)")
+            elif adv and not det:
+                why = f"advertised ({flag}) but NOT DETECTED"
+            elif not adv:
+                directive = (f"SKIP the device does not advertise {flag} "
+                             f"and the tool detected no {feature}")
+            elif r["drc"] != 0:
+                why = f"DUT exited {r['drc']}"
+            elif any(n.startswith("DUT killed") for n in r["notes"]):
+                why = "the DUT did not exit after its tester's STOP"
+        ok = why is None
+        failed |= not ok
+        if why:
+            print(f"# {name}: {feature}: {why}", flush=True)
+        print(f"# {name}: {'ok' if ok else 'not ok'} {i} {name}.{feature}"
+              + (f" # {directive}" if directive else ""), flush=True)
+        res.append((ok, f"{name}.{feature}", directive))
+    for ifn, fl in _xdpf_flags(ctx).items():
+        print(f"# {name}: xdp-features of {ifn} after: {fl}", flush=True)
+    _judge(ctx, name, 1 if failed else 0, "", res)
