@@ -221,7 +221,7 @@ enum vx3_tx_type {
 /**
  * struct vx3_tx_buf - driver state of one TX descriptor
  * @skb: packet to free when the device completes this (EOP) descriptor
- * @xdpf: frame to return instead, on the XDP ring
+ * @frame: frame to return instead, on the XDP ring
  * @dma: DMA address of the mapping that starts at this descriptor
  * @len: length of that mapping
  * @map: enum vx3_tx_map: how to unmap it
@@ -230,7 +230,7 @@ enum vx3_tx_type {
 struct vx3_tx_buf {
 	union {
 		struct sk_buff *skb;
-		struct xdp_frame *xdpf;
+		struct xdp_frame *frame;
 	};
 	dma_addr_t dma;
 	u32 len;

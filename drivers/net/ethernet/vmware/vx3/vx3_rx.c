@@ -4,9 +4,7 @@
  * Ring 0 holds head buffers: page_pool fragments sized for the headroom,
  * a full frame and the skb_shared_info, so the head buffer itself becomes
  * the skb (napi_build_skb()). Ring 1 holds body pages, attached as frags
- * for jumbo frames and for the device's aggregates (LRO). While an XDP
- * program is attached, a packet's buffers are gathered into an xdp_buff
- * for it instead (vx3_xdp.c), and an skb is built only for XDP_PASS.
+ * for jumbo frames and for the device's aggregates (LRO).
  */
 
 #include <linux/bitfield.h>
@@ -584,7 +582,9 @@ static void vx3_rx_deliver(struct vx3_rx_queue *rxq, u32 w0, u32 w3)
  * the posted window reclaims the ones before it, which are posted again.
  * A completion with another ring id, an index outside the posted window,
  * a length over the buffer or a broken SOP/EOP sequence is counted and
- * stops processing. The XDP program is read once per poll.
+ * stops processing. While an XDP program is attached, a packet's buffers
+ * are gathered into an xdp_buff for it instead (vx3_xdp.c), and an skb is
+ * built only for XDP_PASS; the program is read once per poll.
  *
  * Return: the number of packets completed.
  */

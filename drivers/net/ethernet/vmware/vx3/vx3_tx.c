@@ -120,11 +120,11 @@ static u32 vx3_tx_free_packet(struct vx3_tx_buf *b, int budget)
 		else
 			napi_consume_skb(b->skb, budget);
 	} else {
-		len = xdp_get_frame_len(b->xdpf);
+		len = xdp_get_frame_len(b->frame);
 		if (b->type == VX3_TX_XDP_TX && budget > 0)
-			xdp_return_frame_rx_napi(b->xdpf);
+			xdp_return_frame_rx_napi(b->frame);
 		else
-			xdp_return_frame(b->xdpf);
+			xdp_return_frame(b->frame);
 	}
 	b->skb = NULL;
 	return len;

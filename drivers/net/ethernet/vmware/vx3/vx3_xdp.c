@@ -1,12 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* vx3: XDP: attaching a program, running it on received packets, and the
- * XDP ring that sends XDP_TX and ndo_xdp_xmit frames
- *
- * The program runs on the page_pool buffers the device received into:
- * the head buffer (with XDP_PACKET_HEADROOM while a program is attached)
- * and, for jumbo frames and aggregates, body pages as frags of a
- * multi-buffer xdp_buff. XDP_PASS builds the skb on those buffers, as
- * the path without a program does; XDP_DROP returns them to the page_pool.
+/* vx3: XDP: the XDP ring and what uses it
  *
  * XDP_TX and frames redirected to vx3 leave on the XDP ring: a device TX
  * queue of its own, behind the stack's queues, completed by the NAPI
@@ -178,7 +171,7 @@ static struct sk_buff *vx3_xdp_build_skb(struct vx3_rx_queue *rxq)
  * mapped bidirectionally: it is only synced. A frame from ndo_xdp_xmit is
  * mapped here and unmapped at completion. Called with xdp_lock held.
  */
-static int vx3_xdp_post(struct vx3_tx_ring *tx, struct xdp_frame *xdpf,
+static int vx3_xdp_post(struct vx3_tx_ring *tx, struct xdp_frame *frame,
 			enum vx3_tx_type type)
 {
 	u32 first = tx->head, pos = first, need, nr_frags = 0, i;
@@ -188,9 +181,9 @@ static int vx3_xdp_post(struct vx3_tx_ring *tx, struct xdp_frame *xdpf,
 	dma_addr_t dma;
 	u32 eop;
 
-	need = DIV_ROUND_UP(xdpf->len, VX3_TXD_MAX_LEN);
-	if (xdp_frame_has_frags(xdpf)) {
-		sinfo = xdp_get_shared_info_from_frame(xdpf);
+	need = DIV_ROUND_UP(frame->len, VX3_TXD_MAX_LEN);
+	if (xdp_frame_has_frags(frame)) {
+		sinfo = xdp_get_shared_info_from_frame(frame);
 		nr_frags = sinfo->nr_frags;
 		for (i = 0; i < nr_frags; i++)
 			need += DIV_ROUND_UP(skb_frag_size(&sinfo->frags[i]),
@@ -208,15 +201,15 @@ static int vx3_xdp_post(struct vx3_tx_ring *tx, struct xdp_frame *xdpf,
 
 	for (i = 0; i <= nr_frags; i++) {
 		skb_frag_t *frag = i ? &sinfo->frags[i - 1] : NULL;
-		u32 len = frag ? skb_frag_size(frag) : xdpf->len;
+		u32 len = frag ? skb_frag_size(frag) : frame->len;
 		struct page *page;
 
 		if (type == VX3_TX_XDP_TX) {
 			page = frag ? skb_frag_page(frag) :
-				      virt_to_page(xdpf->data);
+				      virt_to_page(frame->data);
 			dma = page_pool_get_dma_addr(page) +
 			      (frag ? skb_frag_off(frag) :
-				      offset_in_page(xdpf->data));
+				      offset_in_page(frame->data));
 			dma_sync_single_for_device(dev, dma, len,
 						   DMA_BIDIRECTIONAL);
 			map = VX3_TX_MAP_NONE;
@@ -225,7 +218,7 @@ static int vx3_xdp_post(struct vx3_tx_ring *tx, struct xdp_frame *xdpf,
 					       DMA_TO_DEVICE);
 			map = VX3_TX_MAP_PAGE;
 		} else {
-			dma = dma_map_single(dev, xdpf->data, len,
+			dma = dma_map_single(dev, frame->data, len,
 					     DMA_TO_DEVICE);
 			map = VX3_TX_MAP_SINGLE;
 		}
@@ -239,7 +232,7 @@ static int vx3_xdp_post(struct vx3_tx_ring *tx, struct xdp_frame *xdpf,
 
 	eop = (pos - 1) & (tx->size - 1);
 	tx->desc[eop].w[3] |= cpu_to_le32(VX3_TXD_EOP | VX3_TXD_CQ);
-	tx->buf[eop].xdpf = xdpf;
+	tx->buf[eop].frame = frame;
 	tx->buf[eop].type = type;
 	WRITE_ONCE(tx->head, pos);
 	vx3_tx_publish(tx, first, false);
@@ -252,15 +245,15 @@ static int vx3_xdp_post(struct vx3_tx_ring *tx, struct xdp_frame *xdpf,
 static bool vx3_xdp_tx(struct vx3_rx_queue *rxq)
 {
 	struct vx3_tx_ring *tx = &rxq->xdp_tx;
-	struct xdp_frame *xdpf;
+	struct xdp_frame *frame;
 	int err;
 
-	xdpf = xdp_convert_buff_to_frame(&rxq->xdp);
-	if (!xdpf)
+	frame = xdp_convert_buff_to_frame(&rxq->xdp);
+	if (!frame)
 		return false;
 
 	spin_lock(&tx->xdp_lock);
-	err = vx3_xdp_post(tx, xdpf, VX3_TX_XDP_TX);
+	err = vx3_xdp_post(tx, frame, VX3_TX_XDP_TX);
 	if (err == -ENOSPC)
 		vx3_xdp_tx_stat_add(tx, VX3_TXS_DROPS, 1);
 	spin_unlock(&tx->xdp_lock);
@@ -434,10 +427,17 @@ int vx3_xdp_xmit(struct net_device *netdev, int n, struct xdp_frame **frames,
 	return sent;
 }
 
-/* Attach, replace or detach the program. Attaching or detaching changes
- * the RX buffers (headroom, DMA direction): the queues are replaced the
- * way a ring size change replaces them, new ones first. Replacing a
- * program by another swaps the pointer only.
+/* Attach, replace or detach the program. The program runs on the
+ * page_pool buffers the device received into: the head buffer, with
+ * XDP_PACKET_HEADROOM while a program is attached, and for jumbo frames
+ * and aggregates body pages as frags of a multi-buffer xdp_buff. XDP_PASS
+ * builds the skb on those buffers, as the path without a program does;
+ * XDP_DROP returns them to the page_pool.
+ *
+ * Attaching or detaching changes the RX buffers (headroom, DMA
+ * direction): the queues are replaced the way a ring size change replaces
+ * them, new ones first. Replacing a program by another swaps the pointer
+ * only.
  */
 static int vx3_xdp_setup(struct vx3_priv *priv, struct bpf_prog *prog,
 			 struct netlink_ext_ack *extack)
