@@ -115,25 +115,31 @@ def _verdict_case(ctx, prog, stat, to_stack):
     _attach_ok(ctx, 1, prog)
     try:
         p0, s0, u0 = _prog_count(ctx), ethtool_stats(vm, ifn), _udp_in(ctx)
+        m0 = link_stats(vm, ifn)["rx_missed_errors"]
         _peer_send(ctx, 1, vm.guest_ip4(1), COUNT, "64,200,1400")
         time.sleep(1)
         p1, s1, u1 = _prog_count(ctx), ethtool_stats(vm, ifn), _udp_in(ctx)
+        missed = link_stats(vm, ifn)["rx_missed_errors"] - m0
     finally:
         _detach(ctx, 1)
     seen = p1[0] - p0[0]
     diag(f"{prog}: program saw {seen}, {stat} +{_delta(s0, s1, stat)}, "
-         f"UDP stack +{u1 - u0}")
-    ctx.expect(seen == COUNT, f"{prog}: the program saw {seen} of {COUNT}")
-    ctx.expect(_delta(s0, s1, stat) >= COUNT,
-               f"{prog}: {stat} grew by {_delta(s0, s1, stat)}, "
-               f"expected at least {COUNT}")
+         f"UDP stack +{u1 - u0}, device out of buffers +{missed}")
+    # A slow guest (the debug kernel) may leave the device without RX
+    # buffers: every datagram is seen by the program or counted missed
+    ctx.expect(seen + missed == COUNT and seen >= COUNT // 2,
+               f"{prog}: the program saw {seen} of {COUNT}, the device "
+               f"missed {missed}")
+    ctx.expect(_delta(s0, s1, stat) >= seen,
+               f"{prog}: {stat} grew by {_delta(s0, s1, stat)}, the "
+               f"program counted {seen}")
     ctx.expect(_delta(s0, s1, stat + "_bytes") >= p1[1] - p0[1],
                f"{prog}: {stat}_bytes grew by "
                f"{_delta(s0, s1, stat + '_bytes')}, the program counted "
                f"{p1[1] - p0[1]}")
     if to_stack:
-        ctx.expect(u1 - u0 >= COUNT, f"{prog}: the UDP stack received "
-                                     f"{u1 - u0} of {COUNT}")
+        ctx.expect(u1 - u0 >= seen, f"{prog}: the UDP stack received "
+                                    f"{u1 - u0} of {seen}")
     else:
         ctx.expect(u1 - u0 == 0, f"{prog}: {u1 - u0} dropped datagrams "
                                  f"reached the UDP stack")
