@@ -12,10 +12,15 @@ cd "$ROOT" || exit 1
 # VM test lanes: Debian's kernel ("stock") and the debug kernel ("debug")
 # (faultinject's fail-nth sweeps take 15-30 minutes per path on the debug
 # kernel under TCG: run them with make vmtest, see test_faultinject.py;
-# upstream on the debug kernel takes 30 minutes.)
+# upstream on the debug kernel takes 30 minutes. On the debug kernel xdp
+# runs the cases where KASAN, kmemleak and DMA-API debugging have most to
+# check: XDP_TX frames, ndo_xdp_xmit mappings, frags, queue swaps and
+# teardown with a program attached; all of it runs on the stock kernel.)
 STOCK_TESTS="smoke conformance datapath forward hwgro intx pm qinq stats
 	reconfig lifecycle dkms upstream xdp"
-DEBUG_TESTS="smoke@default dmaerr churn faultinject.pp_alloc_traffic xdp"
+DEBUG_TESTS="smoke@default dmaerr churn faultinject.pp_alloc_traffic
+	xdp.tx xdp.redirect xdp.multibuf xdp.reconfig_traffic
+	xdp.rmmod_attached"
 mkdir -p build
 LOG=build/check.log
 : >"$LOG"
