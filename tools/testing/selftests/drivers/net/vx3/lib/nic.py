@@ -375,9 +375,12 @@ def _tcp_rx(ctx, nbytes, v6, port):
             vm.peer_check(1, f"socat -u FILE:{f.name} "
                           f"TCP{'6' if v6 else '4'}:{gaddr}:{port},"
                           f"retry=100,interval=0.1", timeout=300)
-            rc, out = vm.run("for i in $(seq 300); do "
+            # socat is done when the data is in its socket: the rest
+            # may still be retransmitted after a link flap (test_churn),
+            # with TCP's backoff
+            rc, out = vm.run("for i in $(seq 1200); do "
                              "[ -s /tmp/rx.sha ] && cat /tmp/rx.sha && "
-                             "exit 0; sleep 0.1; done; exit 1")
+                             "exit 0; sleep 0.1; done; exit 1", timeout=180)
         finally:
             job.stop()
     ctx.expect(rc == 0, "guest receiver did not finish")
