@@ -307,6 +307,26 @@ def test_devside(ctx):
 # --- a. TXPROD values -------------------------------------------------------
 
 
+def _threshold_check(dev, lay, since, what):
+    """Doorbells that came after more than txThreshold packets, on any TX
+    queue rung since mark `since` (in the ring's last lap); prints the
+    packets-per-doorbell histogram of each queue."""
+    bad = []
+    with dev.halted():
+        per = _per_doorbell(dev, lay, since)
+        thr = {q.q: dev.read32(q.pa + 4) for q in lay.tx}
+    for q, n in per.items():
+        diag(f"{what}, TX queue {q} of {lay.num_tx}: packets per doorbell "
+             f"in the ring's last lap: {_histogram(n)} (txThreshold "
+             f"{thr[q]})")
+        over = [x for x in n if x > thr[q]]
+        if over:
+            bad.append(f"{what}: TX queue {q}: {len(over)} doorbells came "
+                       f"after more than txThreshold={thr[q]} packets (up "
+                       f"to {max(over)})")
+    return bad
+
+
 def test_txprod(ctx):
     """Every TXPROD[q] value is the producer index (next2fill) that the
     TX ring shows, nothing published waits for a doorbell, and no doorbell
@@ -317,17 +337,7 @@ def test_txprod(ctx):
     iperf_guest_to_peer(ctx, 3)
     bad = ["TCP: " + b for b in
            _idle_check(ctx, lambda: _tx_check(dev, lay, m))]
-    with dev.halted():
-        per = _per_doorbell(dev, lay, m)
-        thr = {q.q: dev.read32(q.pa + 4) for q in lay.tx}
-    for q, n in per.items():
-        diag(f"TCP, TX queue {q}: packets per doorbell in the ring's last "
-             f"lap: {_histogram(n)} (txThreshold {thr[q]})")
-        over = [x for x in n if x > thr[q]]
-        if over:
-            bad.append(f"TCP: TX queue {q}: {len(over)} doorbells came "
-                       f"after more than txThreshold={thr[q]} packets (up "
-                       f"to {max(over)})")
+    bad += _threshold_check(dev, lay, m, "TCP")
     m2 = dev.mark()
     r, out = _udp_burst(ctx, 1000, 16, 3000)
     diag(f"UDP burst: received={r['received']} lost={r['lost']}")
@@ -355,18 +365,9 @@ def test_xdp_txprod(ctx):
         res = json.loads(out.strip().splitlines()[-1])
         diag(f"XDP_TX reflection of a UDP burst: {res}")
         bad = _idle_check(ctx, lambda: _tx_check(dev, lay, m))
-        with dev.halted():
-            per = _per_doorbell(dev, lay, m)
-            thr = {q.q: dev.read32(q.pa + 4) for q in lay.tx}
+        bad += _threshold_check(dev, lay, m, "XDP_TX")
     finally:
         vm.check(f"ip link set dev {ifn} xdpdrv off")
-    for q, n in per.items():
-        diag(f"XDP_TX, TX queue {q} of {lay.num_tx}: packets per doorbell "
-             f"in the ring's last lap: {_histogram(n)}")
-        over = [x for x in n if x > thr[q]]
-        if over:
-            bad.append(f"TX queue {q}: {len(over)} doorbells came after "
-                       f"more than txThreshold={thr[q]} packets")
     ctx.expect(res["received"] == res["sent"] and res["bad"] == 0,
                f"XDP_TX reflections lost or corrupted: {res}")
     ctx.expect(not bad, "XDP_TX: TXPROD does not follow the producer "
