@@ -15,6 +15,9 @@
 # guest/init + guest/agent.sh, and the modules
 # vmxnet3, 8021q, bridge, veth and (if given and present) vx3, with their dependencies,
 # decompressed (busybox modprobe cannot read .ko.xz) and indexed by depmod.
+# With VX3_VMXNET3_KO=FILE set, FILE (the patched vmxnet3 of
+# scripts/vmxnet3-series/, make vmxnet3-patched) replaces the kernel's
+# vmxnet3.ko at its path, so that every modprobe vmxnet3 loads it.
 
 set -euo pipefail
 
@@ -86,10 +89,18 @@ clang -O2 -g -Wall -target bpf -I/usr/include/x86_64-linux-gnu \
 # Modules: resolve dependencies with modinfo, decompress, depmod.
 declare -A seen=()
 add_mod() { # name-or-path
-	local m=$1 path deps d rel
+	local m=$1 path deps d rel vm
 	if [ -f "$m" ]; then
 		path=$m
 		rel=extra/$(basename "$m")
+	elif [ "$m" = vmxnet3 ] && [ -n "${VX3_VMXNET3_KO:-}" ]; then
+		path=$VX3_VMXNET3_KO
+		rel=kernel/drivers/net/vmxnet3/vmxnet3.ko
+		vm=$(modinfo -F vermagic "$path" | awk '{print $1}')
+		if [ "$vm" != "$KVER" ]; then
+			echo "mkinitramfs: $path is built for $vm, not $KVER" >&2
+			exit 1
+		fi
 	else
 		path=$(modinfo "${MODINFO_B[@]}" -k "$KVER" -n "$m")
 		case "$path" in

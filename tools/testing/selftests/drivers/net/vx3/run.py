@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 """Run the vx3 VM tests; prints TAP.
 
-    run.py [--driver vx3|vmxnet3|all] [-t smoke[.case]] [--variant default]
+    run.py [--driver vx3|vmxnet3|vmxnet3-patched|all] [-t smoke[.case]]
+           [--variant default]
            [--kernel stock|debug] [--tap-start N] [--summary] [--list]
 
 One VM is booted per test file, driver and variant; the file's cases run in
@@ -16,6 +17,10 @@ DMA-API debugging, ...) with an initramfs from its module tree and a vx3.ko
 built against it; names and log dirs get the prefix "debug.", guest command
 and case timeouts are multiplied (--timeout-scale), and after each file the
 driver is unloaded and kmemleak scanned (case "unload_kmemleak").
+
+--driver vmxnet3-patched runs vmxnet3's tests on the in-tree driver with the
+series of scripts/vmxnet3-series/ applied (make vmxnet3-patched); "all" is
+vx3 and the in-tree vmxnet3.
 """
 
 import argparse
@@ -36,6 +41,12 @@ from lib import vm as vmlib  # noqa: E402
 from lib.test import Ctx, Skip, CaseTimeout  # noqa: E402
 
 DRIVERS = ("vmxnet3", "vx3")
+# --driver vmxnet3-patched: the in-tree driver with scripts/vmxnet3-series/
+# applied (make vmxnet3-patched builds it per kernel release). Its tests are
+# vmxnet3's (ctx.driver "vmxnet3", ctx.patched True), on an initramfs of
+# its own in which that module replaces the kernel's vmxnet3.ko.
+PATCHED = "vmxnet3-patched"
+PATCHED_KO = os.path.join(ROOT, "build/vmxnet3-patched/{kver}/vmxnet3.ko")
 # A file may name the guest kernels it applies to (KERNELS = ("debug",) for
 # fault injection, which Debian's kernel does not have).
 KERNELS = ("stock", "debug")
@@ -228,6 +239,9 @@ def run_file(tap, args, name, mod, cases, driver, variant, initrd, kern,
     kv = kern.kver
     prefix = f"{driver}.{variant}.{name}" if variant != "default" \
         else f"{driver}.{name}"
+    patched = driver == PATCHED
+    if patched:
+        driver = "vmxnet3"
     if kern.debug:
         prefix = f"debug.{prefix}"
     case_timeout = int(args.case_timeout * kern.scale)
@@ -293,6 +307,7 @@ def run_file(tap, args, name, mod, cases, driver, variant, initrd, kern,
             return
         tap.diag(f"{prefix}: guest up in {vm.boot_time:.1f}s")
         ctx = Ctx(vm, driver, variant)
+        ctx.patched = patched
         ctx.host = host
         scanner = vmlib.LogScanner(vm)
         if kern.debug:
@@ -386,7 +401,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--driver", default=os.environ.get("VX3_DRIVER", "all"),
-                    choices=DRIVERS + ("all",))
+                    choices=DRIVERS + (PATCHED, "all"))
     ap.add_argument("-t", "--test", action="append", default=[],
                     help="test file (smoke) or case (smoke.ping4), "
                          "optionally in one boot variant (smoke@iommu); "
@@ -435,6 +450,13 @@ def main():
     env = dict(os.environ)
     if kern.modroot:
         env["VX3_MODROOT"] = kern.modroot
+    if args.driver == PATCHED:
+        ko = PATCHED_KO.format(kver=kv)
+        if not os.path.isfile(ko):
+            raise SystemExit(f"run.py: no {os.path.relpath(ko, ROOT)}: "
+                             "run `make vmxnet3-patched` first")
+        env["VX3_VMXNET3_KO"] = ko
+        initrd = os.path.join(args.logdir, f"initramfs-{kv}-{PATCHED}.cpio")
     subprocess.check_call([os.path.join(HERE, "mkinitramfs.sh"), kv, initrd]
                           + ([kern.vx3_ko] if have_vx3 else []), env=env)
     if have_vx3:

@@ -50,6 +50,8 @@ class Ctx:
 
     ctx.vm      lib.vm.VM (run/check/bg/peer/peer_bg/monitor/dmesg/...)
     ctx.driver  "vx3" or "vmxnet3"
+    ctx.patched True for run.py --driver vmxnet3-patched (ctx.driver is
+                "vmxnet3": the in-tree driver with scripts/vmxnet3-series/)
     ctx.variant boot variant name
     ctx.state   dict shared by setup() and the cases of one file
     """
@@ -58,6 +60,7 @@ class Ctx:
         self.vm = vm
         self.driver = driver
         self.variant = variant
+        self.patched = False
         self.state = {}
 
     @staticmethod
