@@ -540,14 +540,16 @@ static void vx3_rx_deliver(struct vx3_rx_queue *rxq, u32 w0, u32 w3)
 		  (w3 & (VX3_RXC_TCP | VX3_RXC_UDP));
 
 	/* A TCP frame longer than the MTU (and two VLAN tags) is the
-	 * device's aggregate while LRO is on: it goes up as GSO, or not at
-	 * all. Other long frames (a peer with a larger MTU) go up as they
-	 * are.
+	 * device's aggregate: it goes up as GSO, so that TCP's estimate of
+	 * the sender's MSS stays right. That holds for the aggregates that
+	 * complete around an LRO switch too, while netdev->features does
+	 * not say LRO yet or any more. While LRO is on, one that cannot be
+	 * parsed is dropped; otherwise a long frame (a peer with a larger
+	 * MTU) goes up as it is.
 	 */
 	if (skb->len > rxq->mtu + 2 * VLAN_HLEN && csum_ok &&
-	    (w3 & VX3_RXC_TCP) &&
-	    (netdev->features & (NETIF_F_LRO | NETIF_F_GRO_HW)) &&
-	    !vx3_rx_lro(rxq, skb, frame_len)) {
+	    (w3 & VX3_RXC_TCP) && !vx3_rx_lro(rxq, skb, frame_len) &&
+	    (netdev->features & (NETIF_F_LRO | NETIF_F_GRO_HW))) {
 		vx3_rx_drop(rxq, VX3_RXS_DROP_OVERSIZE,
 			    SKB_DROP_REASON_PKT_TOO_BIG);
 		return;

@@ -724,6 +724,9 @@ BAD_DMESG = [
     r"exceeded budget in poll", r"hw csum failure", r"refcount_t:",
     # skb_warn_if_lro() and skb_warn_bad_offload() (GSO of a bad skb)
     r"cannot be forwarded while LRO", r"skb_warn_bad_offload",
+    # tcp_gro_dev_warn(): an skb longer than the MTU without GSO metadata
+    # (once per boot)
+    r"Driver has suspect GRO implementation",
     # Debug kernel (config.debug): lockdep and RCU lockdep (their reports
     # start with WARNING: too), KASAN, DMA-API debugging (not its boot-time
     # info lines), debugobjects, kmemleak with kmemleak.verbose=1. DEBUG_NET
