@@ -395,29 +395,37 @@ def _tcp_tx(ctx, nbytes, v6, port):
     paddr = vm.peer_ip6(1) if v6 else vm.peer_ip4(1)
     want = vm.check(f"head -c {nbytes} /dev/urandom >/tmp/tx.bin && "
                     f"sha256sum /tmp/tx.bin", timeout=120).split()[0]
-    res = {}
-
-    def receiver():
-        res["r"] = vm.peer(1, f"socat -u TCP{'6' if v6 else '4'}-LISTEN:"
-                           f"{port},reuseaddr - | sha256sum", timeout=300)
-    t = threading.Thread(target=receiver, daemon=True)
-    t.start()
-    ctx.expect(wait_listen(lambda c: vm.peer(1, c), port),
-               "peer socat did not listen")
-    # A connect can fail while the link is being reconfigured (no route
-    # yet); the receiver takes one connection, so a retry after a broken
-    # transfer finds nobody listening and fails.
-    rc, out = vm.run(f"for i in $(seq 50); do nc {paddr} {port} "
-                     f"</tmp/tx.bin && exit 0; sleep 0.2; done; exit 1",
-                     timeout=300)
-    t.join(60)
-    ctx.expect(rc == 0, f"guest nc failed (rc={rc}): {out.strip()}")
-    ctx.expect("r" in res, "peer receiver did not finish")
-    prc, pout = res["r"]
-    got = pout.split()[0] if pout.split() else pout
-    ctx.expect(prc == 0 and got == want,
+    with tempfile.TemporaryDirectory(prefix="vx3-tx-") as d:
+        # One receiver per connection (fork), each writing the digest of
+        # what it got once its sender closed: a connection that the guest
+        # gave up on while the link was being reconfigured (the peer may
+        # have accepted it) neither blocks the retry nor passes for it.
+        rcv = vm.peer_bg(1, f"exec socat -u TCP{'6' if v6 else '4'}-LISTEN:"
+                            f"{port},reuseaddr,fork SYSTEM:'sha256sum "
+                            f">{d}/h.$$.t && mv {d}/h.$$.t {d}/h.$$'")
+        try:
+            ctx.expect(wait_listen(lambda c: vm.peer(1, c), port),
+                       "peer socat did not listen")
+            # A connect or a send can fail while the link is being
+            # reconfigured (no route yet): nc then tries again
+            rc, out = vm.run(f"for i in $(seq 50); do nc {paddr} {port} "
+                             f"</tmp/tx.bin && exit 0; sleep 0.2; done; "
+                             f"exit 1", timeout=300)
+            ctx.expect(rc == 0, f"guest nc failed (rc={rc}): {out.strip()}")
+            # nc is done when the data is in its socket (see _tcp_rx)
+            got = []
+            deadline = time.monotonic() + 120
+            while want not in got and time.monotonic() < deadline:
+                time.sleep(0.5)
+                got = [open(os.path.join(d, f)).read().split()[0]
+                       for f in sorted(os.listdir(d))
+                       if not f.endswith(".t")]
+        finally:
+            rcv.stop()
+    ctx.expect(want in got,
                f"guest -> peer TCP data corrupted ({nbytes} bytes, "
-               f"v{'6' if v6 else '4'}): sha256 {got} != {want}")
+               f"v{'6' if v6 else '4'}): sha256 of the "
+               f"{len(got)} connection(s) the peer saw end {got} != {want}")
 
 
 def udp_integrity(ctx, rx, count, lo, hi, pps, v6=False, port=5501,
