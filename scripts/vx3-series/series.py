@@ -558,13 +558,27 @@ LIBGCC_HELPER = re.compile(
     r"(extend|trunc)[sdtx]f[sdtx]f2|(eq|ne|lt|le|gt|ge|unord)[sdtx]f2)$")
 
 
-def libgcc_uses(obj):
+class Driver:
+    """The driver the per-patch checks build and read: the kernel tree it
+    is checked out in, the directory built with M= (relative to the tree),
+    the Kconfig symbol set to m for it and its module object (relative
+    path without .o)."""
+
+    def __init__(self, tree, mdir, config, obj):
+        self.tree, self.mdir, self.config, self.obj = tree, mdir, config, obj
+        self.ko = os.path.basename(obj) + ".ko"
+
+
+VX3 = Driver(TREE, VMWARE, "VX3", f"{VMWARE}/vx3/vx3")
+
+
+def libgcc_uses(obj, ko="vx3.ko"):
     """Compiler runtime helpers the module calls. modpost would report them
     as undefined, but without vmlinux it reports every symbol (and only the
     first ten), so its undefined-symbol warnings are dropped and this
     check takes their place for what matters here."""
     p = run(["nm", "-u", obj], check=False)
-    return [f"vx3.ko calls {sym}, a libgcc helper the kernel does not "
+    return [f"{ko} calls {sym}, a libgcc helper the kernel does not "
             "provide" for sym in (x.split()[-1] for x in p.stdout.split("\n")
                                   if x.strip())
             if LIBGCC_HELPER.match(sym)]
@@ -575,35 +589,68 @@ BUILD_NOISE = re.compile(
     r"get|You can set|if you want)|suppressed \d+ unresolved symbol")
 
 
-def build_driver(arch, sparse, logf):
+def warning_key(line):
+    """A warning line without its line and column numbers, to compare the
+    warnings of two builds (or kernel-doc runs) of moved code."""
+    return re.sub(r"^(\S+?):\d+(:\d+)?:", r"\1:", line.strip())
+
+
+def new_warnings(lines, baseline):
+    """The lines that are not in baseline (a list of earlier lines, each
+    allowing one occurrence), all of them if baseline is None."""
+    if baseline is None:
+        return list(lines)
+    left = {}
+    for x in baseline:
+        left[warning_key(x)] = left.get(warning_key(x), 0) + 1
+    out = []
+    for x in lines:
+        k = warning_key(x)
+        if left.get(k):
+            left[k] -= 1
+        else:
+            out.append(x)
+    return out
+
+
+def build_driver(arch, sparse, logf, drv=VX3, baseline=None):
     """W=1 build of the driver directory against a prepared tree; returns
-    the problem lines (compiler, sparse, objtool and modpost warnings).
+    the problem lines (compiler, sparse, objtool and modpost warnings), but
+    not those that baseline (the warnings of the base build) has as well.
     Without vmlinux, modpost cannot resolve symbols: its warnings about
     them are dropped, and libgcc_uses() checks the undefined symbols."""
-    git("clean", "-q", "-f", "-d", "-x", "--", VMWARE)
+    warnings, bad = build_warnings(arch, sparse, logf, drv)
+    return new_warnings(warnings, baseline) + bad
+
+
+def build_warnings(arch, sparse, logf, drv=VX3):
+    """The build of build_driver(): (warning lines, other problems)."""
+    git("clean", "-q", "-f", "-d", "-x", "--", drv.mdir, cwd=drv.tree)
     cmd = ["make", f"-j{JOBS}", f"O={out_dir(arch)}", f"ARCH={arch}",
-           f"M={TREE}/{VMWARE}", f"CC={CC}", "CONFIG_VX3=m", "W=1",
-           "KBUILD_MODPOST_WARN=1", "modules"]
+           f"M={drv.tree}/{drv.mdir}", f"CC={CC}", f"CONFIG_{drv.config}=m",
+           "W=1", "KBUILD_MODPOST_WARN=1", "modules"]
     if sparse:
         cmd.insert(-1, "C=1")
     env = {"CCACHE_DIR": os.path.join(CACHE, "ccache"),
-           "CCACHE_MAXSIZE": "2G", "CCACHE_BASEDIR": TREE}
+           "CCACHE_MAXSIZE": "2G", "CCACHE_BASEDIR": drv.tree}
     p = run(cmd, env=env, check=False, out=logf)
     with open(logf, encoding="utf-8", errors="replace") as f:
         lines = f.read().split("\n")
-    bad = [x for x in lines if re.search(r"warning|error", x, re.I) and
-           not BUILD_NOISE.search(x)]
+    warnings = [x for x in lines if re.search(r"warning|error", x, re.I) and
+                not BUILD_NOISE.search(x)]
+    bad = []
     if p.returncode:
         bad.append(f"make exited with {p.returncode}")
-    if not any("vx3.ko" in x for x in lines if "LD [M]" in x):
-        bad.append("vx3.ko was not linked")
+    if not any(drv.ko in x for x in lines if "LD [M]" in x):
+        bad.append(f"{drv.ko} was not linked")
     else:
-        bad += libgcc_uses(os.path.join(TREE, VMWARE, "vx3", "vx3.o"))
-    return bad
+        bad += libgcc_uses(os.path.join(drv.tree, drv.obj + ".o"), drv.ko)
+    return warnings, bad
 
 
-def touched_files(commit):
-    return git("show", "--format=", "--name-only", commit).stdout.split()
+def touched_files(commit, tree=TREE):
+    return git("show", "--format=", "--name-only", commit,
+               cwd=tree).stdout.split()
 
 
 def check_checkpatch(patch, logf):
@@ -619,26 +666,36 @@ def check_checkpatch(patch, logf):
     return []
 
 
-def check_kdoc(commit, logf):
-    files = [f for f in touched_files(commit) if f.endswith((".c", ".h"))
-             and os.path.exists(os.path.join(TREE, f))]
-    if not files:
-        return []
-    p = run(["perl", "scripts/kernel-doc", "-Wall", "-none", *files],
-            check=False, out=logf)
+def kdoc_output(files, logf, tree=TREE):
+    """kernel-doc -Wall -none of files (relative to tree, which is checked
+    out): (its output lines, its exit code)."""
+    p = run(["perl", os.path.join(TREE, "scripts", "kernel-doc"), "-Wall",
+             "-none", *files], cwd=tree, check=False, out=logf)
     with open(logf, encoding="utf-8") as f:
         out = [x for x in f.read().split("\n") if x.strip()]
-    if p.returncode and not out:
-        out = [f"kernel-doc exited with {p.returncode}"]
-    return out
+    return out, p.returncode
 
 
-def check_nipa_greps(commit):
+def check_kdoc(commit, logf, tree=TREE, baseline=None):
+    """kernel-doc on the .c/.h files the patch touches; with baseline
+    (lines of an earlier run, e.g. of the base tree), only new lines."""
+    files = [f for f in touched_files(commit, tree)
+             if f.endswith((".c", ".h")) and
+             os.path.exists(os.path.join(tree, f))]
+    if not files:
+        return []
+    out, rc = kdoc_output(files, logf, tree)
+    if rc and not out:
+        return [f"kernel-doc exited with {rc}"]
+    return new_warnings(out, baseline)
+
+
+def check_nipa_greps(commit, tree=TREE):
     """NIPA's source_inline, header_inline and module_param tests."""
     bad = []
-    c_diff = git("show", "--format=", commit, "--", "*.c").stdout
-    h_diff = git("show", "--format=", commit, "--", "*.h").stdout
-    full = git("show", "--format=", commit).stdout
+    c_diff = git("show", "--format=", commit, "--", "*.c", cwd=tree).stdout
+    h_diff = git("show", "--format=", commit, "--", "*.h", cwd=tree).stdout
+    full = git("show", "--format=", commit, cwd=tree).stdout
     bad += [f"inline in a .c file: {x}" for x in c_diff.split("\n")
             if re.match(r"^\+(.*\W|)inline\W", x, re.I)]
     bad += [f"static function without inline in a header: {x}"
@@ -649,11 +706,11 @@ def check_nipa_greps(commit):
     return bad
 
 
-def check_signoff(commit):
+def check_signoff(commit, tree=TREE):
     """NIPA's verify_signedoff: author and committer signed off."""
-    fmt = git("log", "-1", "--format=%an%n%ae%n%cn%n%ce", commit
+    fmt = git("log", "-1", "--format=%an%n%ae%n%cn%n%ce", commit, cwd=tree
               ).stdout.split("\n")
-    sob = [x for x in git("log", "-1", "--format=%b", commit
+    sob = [x for x in git("log", "-1", "--format=%b", commit, cwd=tree
                           ).stdout.split("\n")
            if re.match(r"^\s*Signed-off-by:", x, re.I)]
     bad = []
@@ -923,6 +980,18 @@ def locked(fn):
     return wrapper
 
 
+def tap_results(tap, checks, results, logdir, what):
+    """One TAP line a check: results is {check: [(patch, problems)]}."""
+    for name, desc in checks:
+        diag = []
+        for k, lines in results[name]:
+            diag += [f"patch {k}: {x}" for x in lines]
+        if diag:
+            diag.append(f"logs: {os.path.relpath(logdir, ROOT)}/"
+                        f"NN-{name}.log")
+        tap.line(not diag, f"{what}: {desc}", diag)
+
+
 def report_timing(timing):
     for what, secs in timing:
         print(f"# {what}: {secs:.0f} s")
@@ -988,14 +1057,7 @@ def cmd_check(args):
         for _, desc in CHECKS:
             tap.line(False, f"every patch: {desc}", str(e).split("\n"))
         return 1
-    for name, desc in CHECKS:
-        diag = []
-        for k, lines in results[name]:
-            diag += [f"patch {k}: {x}" for x in lines]
-        if diag:
-            diag.append(f"logs: {os.path.relpath(LOGDIR, ROOT)}/"
-                        f"NN-{name}.log")
-        tap.line(not diag, f"every patch: {desc}", diag)
+    tap_results(tap, CHECKS, results, LOGDIR, "every patch")
     report_timing(timing)
     print(f"# {reused} check results reused: they passed before on "
           "identical inputs (VX3_SERIES_RECHECK=1 runs them again)")
