@@ -16,7 +16,7 @@ KDIR ?= /lib/modules/$(KVER)/build
 export KVER KDIR
 
 .PHONY: all modules deps check check-reference static vmtest bench series \
-	debug-kernel soak deb clean help
+	series-vmxnet3 vmxnet3-patched debug-kernel soak deb clean help
 
 all: modules
 
@@ -89,6 +89,19 @@ deb:
 series: deps
 	@$(PYTHON) $(CURDIR)/scripts/vx3-series/series.py make
 
+# The patch series against the in-tree vmxnet3 (scripts/vmxnet3-series/):
+# git am on vx3-base, build/series-vmxnet3/, NIPA's per-patch checks (TAP,
+# logs in build/series-vmxnet3-check/); fails if a patch does not apply or
+# a check fails
+series-vmxnet3: deps
+	@$(PYTHON) $(CURDIR)/scripts/vmxnet3-series/vmxnet3_series.py check
+
+# vmxnet3 of vx3-base with that series, out of tree, as
+# build/vmxnet3-patched/<kernelrelease>/vmxnet3.ko for Debian's kernel
+# (KVER/KDIR) and the debug kernel if built (run.py --driver vmxnet3-patched)
+vmxnet3-patched: deps
+	@$(CURDIR)/scripts/vmxnet3-series/patched.sh
+
 clean:
 	@if [ -f $(VX3_DIR)/Makefile ] && [ -e "$(KDIR)/Makefile" ]; then \
 		$(MAKE) -C $(KDIR) M=$(VX3_DIR) clean; \
@@ -108,6 +121,10 @@ help:
 	@echo "  make vmtest     VM tests only (VMTEST_ARGS='--driver vmxnet3 -t smoke')"
 	@echo "  make bench      benchmarks vx3 vs vmxnet3 (REPS= SECONDS= PAR= BENCH_ARGS=)"
 	@echo "  make series     the netdev patch series in build/series/ (from series.txt)"
+	@echo "  make series-vmxnet3  the vmxnet3 patch series (scripts/vmxnet3-series/) in"
+	@echo "                  build/series-vmxnet3/, with NIPA's per-patch checks (TAP)"
+	@echo "  make vmxnet3-patched  build/vmxnet3-patched/<kernelrelease>/vmxnet3.ko: vmxnet3"
+	@echo "                  with that series, for KVER and the debug kernel if built"
 	@echo "  make debug-kernel  build (once, cached in /var/cache/vx3/debug-kernel/) the"
 	@echo "                  KASAN/lockdep/kmemleak guest kernel and vx3.ko for it;"
 	@echo "                  then VMTEST_ARGS='--kernel debug --driver vx3 -t smoke'"

@@ -1,0 +1,78 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Build the in-tree vmxnet3 driver of vx3-base (Debian's linux-source-6.12)
+# with the patch series of scripts/vmxnet3-series/ applied, out of tree,
+# into build/vmxnet3-patched/<kernelrelease>/vmxnet3.ko for
+#   - Debian's kernel: KDIR (default /lib/modules/$KVER/build), whose
+#     release is KVER;
+#   - the debug kernel, if it is built (scripts/vx3-debug-kernel.sh --path):
+#     its tree linux/ and its kernelrelease file.
+# The VM harness loads exactly these paths (run.py --driver
+# vmxnet3-patched). Only what changed is rebuilt.
+#
+# Usage: scripts/vmxnet3-series/patched.sh   (make vmxnet3-patched)
+
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+SERIES_DIR=$ROOT/scripts/vmxnet3-series
+CACHE=${VX3_SERIES_CACHE:-/var/cache/vx3/series}
+TREE=$CACHE/linux
+DRV=drivers/net/vmxnet3
+OUT=$ROOT/build/vmxnet3-patched
+KVER=${KVER:-$("$ROOT/scripts/vx3-deps.sh" --kver)}
+KDIR=${KDIR:-/lib/modules/$KVER/build}
+
+log() { echo "vmxnet3-patched: $*" >&2; }
+die() { log "$*"; exit 1; }
+
+if ! git -C "$TREE" rev-parse -q --verify vx3-base^{commit} >/dev/null; then
+	log "no vx3-base in $TREE: running series.py make once"
+	/usr/bin/python3 "$ROOT/scripts/vx3-series/series.py" make >/dev/null
+fi
+
+# The patched sources: the base driver, git apply of every patch
+src=$OUT/.src.$$
+trap 'rm -rf "$src"' EXIT
+rm -rf "$OUT"/.src.*
+mkdir -p "$src"
+git -C "$TREE" archive vx3-base "$DRV" | tar -x -C "$src"
+for p in "$SERIES_DIR"/[0-9][0-9][0-9][0-9]-*.patch; do
+	[ -e "$p" ] || die "no patches in $SERIES_DIR"
+	git -C "$src" apply --whitespace=nowarn "$p" ||
+		die "$(basename "$p") does not apply"
+done
+
+# build KDIR RELEASE [make args...]: build/vmxnet3-patched/RELEASE/vmxnet3.ko
+build() {
+	local kdir=$1 rel=$2 dir f
+	shift 2
+	dir=$OUT/$rel/obj
+	mkdir -p "$dir"
+	# Copy only what changed, so that make rebuilds only that
+	for f in "$src/$DRV"/*; do
+		cmp -s "$f" "$dir/$(basename "$f")" || cp "$f" "$dir/"
+	done
+	for f in "$dir"/*.[ch] "$dir"/Makefile; do
+		[ -e "$src/$DRV/$(basename "$f")" ] || rm -f "$f"
+	done
+	log "building vmxnet3.ko for $rel against $kdir"
+	if ! nice -n 19 make -C "$kdir" "$@" M="$dir" CONFIG_VMXNET3=m W=1 \
+		modules >"$OUT/$rel/build.log" 2>&1; then
+		cat "$OUT/$rel/build.log" >&2
+		die "build for $rel failed"
+	fi
+	grep -i "warning" "$OUT/$rel/build.log" >&2 || true
+	cp "$dir/vmxnet3.ko" "$OUT/$rel/vmxnet3.ko"
+	echo "$OUT/$rel/vmxnet3.ko"
+}
+
+[ -e "$KDIR/Makefile" ] || die "no kernel headers in $KDIR: run make deps"
+build "$KDIR" "$KVER"
+
+if dk=$("$ROOT/scripts/vx3-debug-kernel.sh" --path 2>/dev/null); then
+	build "$dk/linux" "$(cat "$dk/kernelrelease")" ARCH=x86_64
+else
+	log "the debug kernel is not built (make debug-kernel): skipped"
+fi
