@@ -320,7 +320,8 @@ def cmd_check(args):
              f"{series.BASE_TAG}, written to "
              f"{os.path.relpath(OUTDIR, ROOT)}/")
     for x in stats(commits):
-        print(f"# {x.strip()}")
+        for y in x.split("\n"):
+            print(f"# {y.strip()}")
     series_line(tap, commits, patches)
     try:
         for arch in series.ARCHES:
