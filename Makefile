@@ -52,7 +52,9 @@ static: deps
 vmtest: deps
 	@$(PYTHON) $(CURDIR)/tools/testing/selftests/drivers/net/vx3/run.py $(VMTEST_ARGS)
 
-# Benchmarks vx3 vs vmxnet3 (tools/testing/selftests/drivers/net/vx3/bench/):
+# Benchmarks vx3 vs vmxnet3 (tools/testing/selftests/drivers/net/vx3/bench/),
+# with a fourth row for the patched vmxnet3 when make vmxnet3-patched has
+# built it (BENCH_ARGS="--patched yes|no" to require or skip it):
 # REPS=3 SECONDS=20 PAR=32, other options via BENCH_ARGS="--pin vcpu ...".
 bench: deps
 	@$(MAKE) --no-print-directory modules

@@ -3,7 +3,8 @@
 """vx3 benchmarks against the in-tree vmxnet3 driver, in one QEMU/TCG guest.
 
     bench.py [--reps 3] [--seconds 20] [--parallel 32] [--exp rx,tx,fwd,xdp]
-             [--pin none|vcpu|split] [--smoke] [--profile] [--outdir DIR]
+             [--pin none|vcpu|split] [--patched auto|yes|no] [--smoke]
+             [--profile] [--outdir DIR]
 
 Experiment "rx" (the build_skb patch): iperf 2 from the peer namespace to
 `iperf -s` in the guest, cells device aggregation (`ethtool -K DEV lro`)
@@ -19,12 +20,16 @@ guest's NIC 1, vx3 vs vmxnet3: XDP_DROP (xdp_drop_all), XDP_TX back to
 peer 1 (xdp_tx_all) and XDP_REDIRECT through a devmap to NIC 2 and peer 2
 (xdp_redirect_all), beside the stack forwarding of "fwd" (run in the same
 repetitions when both are selected).
+A fourth driver, "vmxnet3 patched" (the in-tree driver with the series of
+scripts/vmxnet3-series/, make vmxnet3-patched, or $VX3_VMXNET3_PATCHED_KO),
+gets a cell beside every vmxnet3 cell when its module exists (--patched).
 
 Cells are interleaved within each repetition (order reversed every other
-repetition); drivers are switched by rmmod/modprobe in one boot. Costs are
-measured from the host: QEMU's vCPU thread CPU time per GB (of tap bytes
-and of TCP goodput) or per million packets. Nothing here asserts a
-number. See README in this directory.
+repetition); drivers are switched by rmmod/modprobe (insmod for the
+patched vmxnet3) in one boot. Costs are measured from the host: QEMU's
+vCPU thread CPU time per GB (of tap bytes and of TCP goodput) or per
+million packets. Nothing here asserts a number. See README in this
+directory.
 """
 
 import argparse
@@ -51,6 +56,19 @@ import measure  # noqa: E402
 import report  # noqa: E402
 
 VX3_KO = os.path.join(ROOT, "drivers/net/ethernet/vmware/vx3/vx3.ko")
+# The in-tree vmxnet3 with the series of scripts/vmxnet3-series/ applied
+# (make vmxnet3-patched), per guest kernel release; VX3_VMXNET3_PATCHED_KO
+# names another file. Optional (--patched): when present it is the driver
+# "vmxnet3p" of the fourth row, "vmxnet3 patched". Its module and PCI
+# driver are still called vmxnet3: it goes into the initramfs as a plain
+# file, outside the module tree, so that `modprobe vmxnet3` still loads
+# the kernel's, and use() insmods it by path.
+PATCHED_KO = os.path.join(ROOT, "build/vmxnet3-patched/{kver}/vmxnet3.ko")
+PATCHED_GUEST = "/usr/lib/vx3/vmxnet3-patched.ko"
+PATCHED_LABEL = "vmxnet3 patched"
+# Driver key -> the driver name sysfs shows for a bound NIC, and its label
+DRV_SYSFS = {"vx3": "vx3", "vmxnet3": "vmxnet3", "vmxnet3p": "vmxnet3"}
+DRV_LABELS = {"vx3": "vx3", "vmxnet3": "vmxnet3", "vmxnet3p": PATCHED_LABEL}
 
 # The test variant boots with slub_debug, KFENCE and page poisoning; the
 # benchmark boots without any debugging option.
@@ -61,6 +79,7 @@ RX_PATHS = {
     "copy": ("vx3", "vx3 copy"),
     "bskb": ("vx3", "vx3 build_skb"),
     "vmxnet3": ("vmxnet3", "vmxnet3"),
+    "vmxnet3p": ("vmxnet3p", PATCHED_LABEL),
 }
 COPYBREAK_MAX = 16383
 COPYBREAK_DEFAULT = 256
@@ -70,8 +89,10 @@ FWD_PATHS = {
     "vx3": ("vx3", "vx3 (copybreak 256)"),
     "bskb": ("vx3", "vx3 build_skb"),
     "vmxnet3": ("vmxnet3", "vmxnet3"),
+    "vmxnet3p": ("vmxnet3p", PATCHED_LABEL),
 }
-TX_PATHS = {"vx3": ("vx3", "vx3"), "vmxnet3": ("vmxnet3", "vmxnet3")}
+TX_PATHS = {"vx3": ("vx3", "vx3"), "vmxnet3": ("vmxnet3", "vmxnet3"),
+            "vmxnet3p": ("vmxnet3p", PATCHED_LABEL)}
 FWD_DST = "198.18.2.3"	# behind peer 2; peer 2 does not forward: dropped
 # XDP cells: driver x action; action -> (program of vx3_xdp.bpf.c, label).
 XDP_DRIVERS = ("vx3", "vmxnet3")
@@ -157,6 +178,8 @@ class Bench:
         # older vx3 builds offered it as "rx-gro-hw" (found in use())
         self.vx3_agg = "lro"
         self.ncpu = os.cpu_count()
+        # The fourth row: the patched vmxnet3 (--patched, main())
+        self.patched = bool(args.patched_ko)
 
     # --- VM and driver ---------------------------------------------------
     def boot(self, initrd, kv):
@@ -220,7 +243,9 @@ class Bench:
 
         One guest command (each takes long on a busy TCG guest): load the
         driver, find the interfaces by MAC, check their driver, add the
-        addresses, bring them up and ping both peers.
+        addresses, bring them up and ping both peers. drv "vmxnet3p" is
+        the patched vmxnet3, insmod from PATCHED_GUEST; sysfs calls its
+        driver "vmxnet3".
         """
         if self.drv == drv:
             return self.ifn
@@ -231,8 +256,10 @@ class Bench:
         # rmmod takes the program and the devmap's device with it
         self.xdp_prog = None
         self.xdp_redir_ready = False
+        load = (f"insmod {PATCHED_GUEST}" if drv == "vmxnet3p" else
+                f"modprobe {drv}")
         script = ("rmmod vx3 2>/dev/null; rmmod vmxnet3 2>/dev/null; "
-                  f"modprobe {drv} || exit 1\n")
+                  f"{load} || exit 1\n")
         for n in (1, 2):
             script += (
                 "i=; for t in $(seq 100); do "
@@ -262,9 +289,9 @@ class Bench:
             elif drv == "vx3" and f[:2] == ["lrofixed1", "0"]:
                 self.vx3_agg = "lro"
             if len(f) == 3 and f[0] in ("if1", "if2"):
-                if f[2] != drv:
+                if f[2] != DRV_SYSFS[drv]:
                     raise vmlib.VMError(f"{f[1]} is bound to {f[2]}, "
-                                        f"not {drv}")
+                                        f"not {DRV_SYSFS[drv]}")
                 ifn[int(f[0][2])] = f[1]
         if len(ifn) != 2:
             raise vmlib.VMError(f"{drv}: interfaces not found:\n{out}")
@@ -541,7 +568,7 @@ class Bench:
         at peer 1's tap; redirect, the frames at peer 2's tap."""
         a_, vm = self.args, self.vm
         t0 = time.monotonic()
-        label = f"{drv} {XDP_ACTS[act][1]}"
+        label = f"{DRV_LABELS[drv]} {XDP_ACTS[act][1]}"
         ifn = self.xdp_config(drv, act)
         d0 = self.xdp_drv_stats(ifn)
         gen = self.trafgen(secs, XDP_SRC, "xdp64")
@@ -785,7 +812,7 @@ class Bench:
                                    "-P", str(a_.parallel)])
         elif kind == "xdp":
             drv, act = path.split("-")
-            label = f"{drv} {XDP_ACTS[act][1]}"
+            label = f"{DRV_LABELS[drv]} {XDP_ACTS[act][1]}"
             self.xdp_config(drv, act)
             gen = self.trafgen(secs, XDP_SRC, "xdp64")
         else:
@@ -812,21 +839,23 @@ class Bench:
     # --- the whole run -------------------------------------------------------
     def run(self):
         a_ = self.args
-        order = ["copy", "bskb", "vmxnet3"]
+        # The patched vmxnet3 (if any) always next to the stock one
+        pv = ["vmxnet3p"] if self.patched else []
+        order = ["copy", "bskb", "vmxnet3"] + pv
         pars = [a_.parallel] + ([1] if a_.p1_seconds > 0 else [])
         for rep in range(a_.reps):
             if "rx" in a_.exp:
                 seq = []
                 for i, par in enumerate(pars):
                     # vx3 copy/build_skb with the same LRO setting next to
-                    # each other: one driver switch per -P pass.
-                    cells = ([("copy", False), ("bskb", False),
-                              ("copy", True), ("bskb", True),
-                              ("vmxnet3", True), ("vmxnet3", False)]
-                             if i % 2 == 0 else
-                             [("vmxnet3", False), ("vmxnet3", True),
-                              ("bskb", True), ("copy", True),
-                              ("bskb", False), ("copy", False)])
+                    # each other, then vmxnet3, then the patched vmxnet3:
+                    # one load of each driver per -P pass.
+                    cells = [("copy", False), ("bskb", False),
+                             ("copy", True), ("bskb", True),
+                             ("vmxnet3", True), ("vmxnet3", False)]
+                    cells += [(p, g) for p in pv for g in (False, True)]
+                    if i % 2:
+                        cells.reverse()
                     seq += [(p, g, par) for p, g in cells]
                 if rep % 2:
                     seq.reverse()
@@ -835,8 +864,8 @@ class Bench:
                     self.rx_cell(path, gro, par, secs, rep)
         # Each experiment starts with the driver that is loaded.
         if "tx" in a_.exp:
-            seq = ["vx3", "vmxnet3"]
-            if self.drv == "vmxnet3":
+            seq = ["vx3", "vmxnet3"] + pv
+            if self.drv == seq[-1]:
                 seq.reverse()
             for rep in range(a_.reps):
                 for path in (seq if rep % 2 == 0 else seq[::-1]):
@@ -854,8 +883,15 @@ class Bench:
                     reversed(list(XDP_ACTS))]
         if "fwd" in a_.exp:
             seq += [("fwd", "vmxnet3")]
+        # Then the patched vmxnet3: fwd next to vmxnet3's, then XDP_DROP,
+        # XDP_TX, XDP_REDIRECT
+        if "fwd" in a_.exp:
+            seq += [("fwd", p) for p in pv]
+        if "xdp" in a_.exp:
+            seq += [("xdp", (p, act)) for p in pv for act in XDP_ACTS]
         if seq:
-            if self.drv == "vmxnet3":
+            exp, cell = seq[-1]
+            if self.drv == (FWD_PATHS[cell][0] if exp == "fwd" else cell[0]):
                 seq.reverse()
             for rep in range(a_.reps):
                 for exp, cell in (seq if rep % 2 == 0 else seq[::-1]):
@@ -871,13 +907,13 @@ class Bench:
                 for path in order:
                     self.profile("rx", path)
                 # The aggregated flow: vx3's build_skb path against vmxnet3
-                for path in ("bskb", "vmxnet3"):
+                for path in ["bskb", "vmxnet3"] + pv:
                     self.profile("rx", path, gro=True)
             if "fwd" in a_.exp:
-                for path in ("vx3", "bskb", "vmxnet3"):
+                for path in ["vx3", "bskb", "vmxnet3"] + pv:
                     self.profile("fwd", path)
             if "xdp" in a_.exp:
-                for drv in XDP_DRIVERS:
+                for drv in list(XDP_DRIVERS) + pv:
                     for act in XDP_ACTS:
                         self.profile("xdp", f"{drv}-{act}")
                 self.xdp_attach(self.ifn[1], None)
@@ -930,6 +966,22 @@ def environment(bench, kv, args, t_start):
     if cmd(f"git -C {ROOT} status --porcelain --untracked-files=no"):
         git += "+dirty"
     iperf_v = cmd("iperf -v 2>&1")
+    # The fourth row's module: where it came from, what it was, and the
+    # series' last commit (if the tree has it)
+    patched = {}
+    if args.patched_ko:
+        pko = shlex.quote(args.patched_ko)
+        patched["vmxnet3_patched_ko"] = (
+            f"{args.patched_src}, sha256 "
+            + cmd(f"sha256sum {pko} | cut -d' ' -f1")
+            + ", vermagic " + cmd(f"modinfo -F vermagic {pko}"))
+        series = cmd(f"git -C {ROOT} log -1 --format=%h -- "
+                     "scripts/vmxnet3-series")
+        if series and cmd(f"git -C {ROOT} status --porcelain -- "
+                          "scripts/vmxnet3-series"):
+            series += "+dirty"
+        if series:
+            patched["vmxnet3_series"] = series
     env = {
         "date": t_start.strftime("%Y-%m-%d %H:%M:%S %Z").strip(),
         "git": git,
@@ -945,6 +997,7 @@ def environment(bench, kv, args, t_start):
         "trafgen": cmd("trafgen -v 2>&1 | head -n1"),
         "vx3_ko": "sha256 " + cmd(f"sha256sum {ko} | cut -c1-16") +
         ", vermagic " + cmd(f"modinfo -F vermagic {ko}"),
+        **patched,
         "pin": args.pin,
         "command": ("bench.py " + shlex.join(sys.argv[1:])).strip(),
     }
@@ -952,6 +1005,21 @@ def environment(bench, kv, args, t_start):
         env["qemu_affinity"] = ", ".join(f"{k}: {v}" for k, v in
                                          sorted(bench.affinity().items()))
     return env
+
+
+def private_ko(src, outdir, name, kv, make):
+    """Copy module src to outdir/vm/name and check that it is built for
+    kv: the tree's module may be rebuilt (for another kernel, too) while
+    the benchmark runs. Returns (the copy, None) or (None, error)."""
+    ko = os.path.join(outdir, "vm", name)
+    shutil.copyfile(src, ko)
+    vermagic = subprocess.run(["modinfo", "-F", "vermagic", ko],
+                              capture_output=True, text=True).stdout.split()
+    if not vermagic or vermagic[0] != kv:
+        return None, (f"bench: {src} is built for "
+                      f"{vermagic[0] if vermagic else '?'}, not {kv} "
+                      f"(run {make})")
+    return ko, None
 
 
 def main():
@@ -982,6 +1050,12 @@ def main():
     ap.add_argument("--mem", type=int, default=1024)
     ap.add_argument("--busy-threshold", type=float, default=0.25,
                     help="flag windows with more other host load (cores)")
+    ap.add_argument("--patched", default="auto",
+                    choices=("auto", "yes", "no"),
+                    help="the fourth row, vmxnet3 patched: the module of "
+                    "make vmxnet3-patched\n(build/vmxnet3-patched/KVER/"
+                    "vmxnet3.ko, or $VX3_VMXNET3_PATCHED_KO);\nauto: if "
+                    "it exists (default), yes: required, no: left out")
     ap.add_argument("--profile", action="store_true",
                     help="add guest perf profiles (rx, fwd, xdp)")
     ap.add_argument("--profile-seconds", type=int, default=10)
@@ -1015,21 +1089,41 @@ def main():
     vmlib._install_handlers()
     vmlib.reap_dead_runs()
     kv = vmlib.kver()
-    # A private copy of the module: the tree's vx3.ko may be rebuilt (for
-    # another kernel, too) while the benchmark runs.
-    ko = os.path.join(outdir, "vm", "vx3.ko")
-    shutil.copyfile(VX3_KO, ko)
-    vermagic = subprocess.run(["modinfo", "-F", "vermagic", ko],
-                              capture_output=True, text=True).stdout.split()
-    if not vermagic or vermagic[0] != kv:
-        print(f"bench: {VX3_KO} is built for "
-              f"{vermagic[0] if vermagic else '?'}, not {kv} (run make)",
+    ko, err = private_ko(VX3_KO, outdir, "vx3.ko", kv, "make")
+    if err:
+        print(err, file=sys.stderr)
+        return 2
+    # The fourth row (--patched): the patched vmxnet3, if built
+    args.patched_src = os.path.abspath(
+        os.environ.get("VX3_VMXNET3_PATCHED_KO") or
+        PATCHED_KO.format(kver=kv))
+    args.patched_ko = None
+    if args.patched != "no" and os.path.isfile(args.patched_src):
+        args.patched_ko, err = private_ko(args.patched_src, outdir,
+                                          "vmxnet3-patched.ko", kv,
+                                          "make vmxnet3-patched")
+        if err:
+            print(err, file=sys.stderr)
+            return 2
+    elif args.patched == "yes":
+        print(f"bench: no {args.patched_src} (run make vmxnet3-patched)",
               file=sys.stderr)
         return 2
+    elif args.patched == "auto":
+        log(f"no {args.patched_src}: no \"{PATCHED_LABEL}\" row (make "
+            "vmxnet3-patched)")
     initrd = os.path.join(outdir, "vm", f"initramfs-{kv}.cpio")
     env = dict(os.environ)
+    # The "vmxnet3" cells are the kernel's driver: no patched vmxnet3.ko in
+    # place of its (run.py --driver vmxnet3-patched's way)
+    env.pop("VX3_VMXNET3_KO", None)
     if args.profile:
         env["VX3_EXTRA_BINS"] = "/usr/bin/perf"
+    if args.patched_ko:
+        # A plain file, outside the module tree (see PATCHED_KO)
+        env["VX3_EXTRA_FILES"] = (env.get("VX3_EXTRA_FILES", "") +
+                                  f" {args.patched_ko}={PATCHED_GUEST}"
+                                  ).strip()
     subprocess.check_call([os.path.join(VX3_TESTS, "mkinitramfs.sh"), kv,
                            initrd, ko], env=env)
 

@@ -21,15 +21,30 @@ FWD_CELLS = (("vx3", "vx3 (copybreak 256)"), ("bskb", "vx3 build_skb"),
 XDP_CELLS = (("vx3", "vx3"), ("vmxnet3", "vmxnet3"))
 XDP_ACTS = (("drop", "XDP_DROP"), ("tx", "XDP_TX"),
             ("redirect", "XDP_REDIRECT"))
+# The fourth row, when the run has it (args.patched_ko): the in-tree
+# vmxnet3 with scripts/vmxnet3-series/, one cell "vmxnet3p" in every
+# experiment (and in each XDP action)
+PATCHED = ("vmxnet3p", "vmxnet3 patched")
 # The stack forwarding cell each driver's XDP cells are compared with:
-# vx3 as shipped (rx-copybreak 0, build_skb), vmxnet3
-XDP_FWD_REF = {"vx3": "bskb", "vmxnet3": "vmxnet3"}
+# vx3 as shipped (rx-copybreak 0, build_skb), vmxnet3, vmxnet3 patched
+XDP_FWD_REF = {"vx3": "bskb", "vmxnet3": "vmxnet3", "vmxnet3p": "vmxnet3p"}
 MPSTAT_COLS = ("usr", "nice", "sys", "iowait", "irq", "soft", "steal",
                "guest", "gnice", "idle")
 # Bar colours: vx3 copy orange, build_skb blue, vx3 defaults green, the
-# in-tree reference grey.
+# in-tree reference grey, the patched in-tree driver pink.
 COLOURS = {"copy": "#e69f00", "bskb": "#0072b2", "vx3": "#009e73",
-           "vmxnet3": "#999999"}
+           "vmxnet3": "#999999", "vmxnet3p": "#cc79a7"}
+
+
+def patched(args):
+    """Whether the run has the fourth row (bench.py --patched)."""
+    return bool(getattr(args, "patched_ko", None))
+
+
+def cells_of(cells, args):
+    """An experiment's cells, with the patched vmxnet3's if the run has
+    it."""
+    return cells + ((PATCHED,) if patched(args) else ())
 
 
 def rows_of(rows, **kw):
@@ -153,35 +168,46 @@ def ratio_lines(rows, pairs, **sel):
     return columns(lines)
 
 
-def rx_section(rows, par, secs, reps):
+# Ratio lines of the patched vmxnet3: against the stock driver, and vx3's
+# default path (the cell vx3 is compared with vmxnet3 by) against it
+def patched_pairs(vx3, what):
+    return (("vmxnet3p", "vmxnet3", "vmxnet3 patched / vmxnet3"),
+            (vx3, "vmxnet3p", f"{what} / vmxnet3 patched"))
+
+
+def rx_section(rows, par, secs, reps, args):
+    cells = cells_of(RX_CELLS, args)
     out = [f"Experiment 1: receive, peer -> guest: iperf -c <guest> -t {secs}"
            f" -P {par} ({secs} s windows, {reps} reps); TCP sender: peer 1"]
     for lro in (0, 1):
         out.append(f" lro {'on' if lro else 'off'} (ethtool -K DEV lro "
                    f"{'on' if lro else 'off'}: the device's aggregation)")
         sel = {"exp": "rx", "par": par, "lro": lro}
-        out += tcp_tables(rows, RX_CELLS, sel)
+        out += tcp_tables(rows, cells, sel)
         mp = [f"  {label:19}"
               f"{mpstat_line(rows_of(rows, cell=cell, **sel))}"
-              for cell, label in RX_CELLS]
+              for cell, label in cells]
         out.append(f"  guest mpstat, median per column:\n  {'':19}"
                    f"{MPSTAT_HDR}")
         out += mp
-        out += ratio_lines(rows, (("bskb", "copy", "build_skb / copy"),
-                                  ("bskb", "vmxnet3",
-                                   "vx3 build_skb / vmxnet3"),
-                                  ("copy", "vmxnet3", "vx3 copy / vmxnet3")),
-                           **sel)
+        pairs = (("bskb", "copy", "build_skb / copy"),
+                 ("bskb", "vmxnet3", "vx3 build_skb / vmxnet3"),
+                 ("copy", "vmxnet3", "vx3 copy / vmxnet3"))
+        if patched(args):
+            pairs += patched_pairs("bskb", "vx3 build_skb")
+        out += ratio_lines(rows, pairs, **sel)
     return out
 
 
-def tx_section(rows, par, secs, reps):
+def tx_section(rows, par, secs, reps, args):
     out = [f"Experiment 3: transmit, guest -> peer: iperf -c <peer> -t {secs}"
            f" -P {par} ({secs} s windows, {reps} reps); TCP sender: the "
            "guest"]
-    out += tcp_tables(rows, TX_CELLS, {"exp": "tx"})
-    out += ratio_lines(rows, (("vx3", "vmxnet3", "vx3 / vmxnet3"),),
-                       exp="tx")
+    out += tcp_tables(rows, cells_of(TX_CELLS, args), {"exp": "tx"})
+    pairs = (("vx3", "vmxnet3", "vx3 / vmxnet3"),)
+    if patched(args):
+        pairs += patched_pairs("vx3", "vx3")
+    out += ratio_lines(rows, pairs, exp="tx")
     return out
 
 
@@ -189,13 +215,13 @@ def kpps(s):
     return None if s is None else tuple(x / 1e3 for x in s)
 
 
-def fwd_section(rows, secs, reps):
+def fwd_section(rows, secs, reps, args):
     out = [f"Experiment 2: forwarding 64-byte UDP frames peer 1 -> guest -> "
            f"peer 2, trafgen ({secs} s windows, {reps} reps)",
            f"  {'':21}{'offered kpps':22}{'to QEMU kpps':20}"
            f"{'guest rx kpps':20}{'forwarded kpps':20}{'% fwd':20}"
            f"{'vCPU-s/Mpkt':22}IO-s/Mpkt"]
-    for cell, label in FWD_CELLS:
+    for cell, label in cells_of(FWD_CELLS, args):
         rs = rows_of(rows, exp="fwd", cell=cell)
         out.append(f"  {label:21}{fmt(kpps(stat(rs, 'offered_pps')), 1, 22)}"
                    f"{fmt(kpps(stat(rs, 'to_qemu_pps')), 1, 20)}"
@@ -204,19 +230,23 @@ def fwd_section(rows, secs, reps):
                    f"{fmt(stat(rs, 'fwd_pct'), 2, 20)}"
                    f"{fmt(stat(rs, 'vcpu_s_per_mpkt'), 1, 22)}"
                    f"{fmt(stat(rs, 'io_s_per_mpkt'), 1)}{busy_mark(rs)}")
-    for num, what in (("vx3", "vx3 (256) / vmxnet3"),
-                      ("bskb", "vx3 build_skb / vmxnet3")):
-        rate = ratio_stat(rows, "fwd_pps", num, "vmxnet3", exp="fwd")
-        cost = ratio_stat(rows, "vcpu_s_per_mpkt", num, "vmxnet3",
-                          exp="fwd")
-        out.append(f"  {what:26} forwarded pps {fmt(rate, 2, 18)} "
+    pairs = (("vx3", "vmxnet3", "vx3 (256) / vmxnet3"),
+             ("bskb", "vmxnet3", "vx3 build_skb / vmxnet3"))
+    if patched(args):
+        pairs += patched_pairs("bskb", "vx3 build_skb")
+    width = max(26, *(len(what) for _, _, what in pairs))
+    for num, den, what in pairs:
+        rate = ratio_stat(rows, "fwd_pps", num, den, exp="fwd")
+        cost = ratio_stat(rows, "vcpu_s_per_mpkt", num, den, exp="fwd")
+        out.append(f"  {what:{width}} forwarded pps {fmt(rate, 2, 18)} "
                    f"vCPU-s/Mpkt {fmt(cost, 2)}")
     return out
 
 
-def xdp_section(rows, secs, reps):
+def xdp_section(rows, secs, reps, args):
     """Experiment 4: XDP_DROP, XDP_TX, XDP_REDIRECT per driver, with the
     stack forwarding cells of experiment 2 (same run) beside them."""
+    xdp_cells = cells_of(XDP_CELLS, args)
     out = [f"Experiment 4: XDP on guest NIC 1, 64-byte UDP frames from peer "
            f"1 (trafgen) ({secs} s windows, {reps} reps)",
            "  done: XDP_DROP the program's count (its map, read in the "
@@ -229,7 +259,7 @@ def xdp_section(rows, secs, reps):
               "done kpps", "% offered", "vCPU-s/Mpkt", "IO-s/Mpkt",
               "vCPU-s/Mprog"]]
     for act, name in XDP_ACTS:
-        for cell, label in XDP_CELLS:
+        for cell, label in xdp_cells:
             rs = rows_of(rows, exp="xdp", cell=cell, xdp_act=act)
             lines.append([f"{name} {label}",
                           fmt(kpps(stat(rs, "offered_pps")), 1),
@@ -242,7 +272,7 @@ def xdp_section(rows, secs, reps):
                           fmt(stat(rs, "vcpu_s_per_mprog"), 1) +
                           busy_mark(rs)])
     fwd = rows_of(rows, exp="fwd")
-    for cell, label in FWD_CELLS if fwd else ():
+    for cell, label in cells_of(FWD_CELLS, args) if fwd else ():
         rs = rows_of(fwd, cell=cell)
         lines.append([f"stack fwd {label}",
                       fmt(kpps(stat(rs, "offered_pps")), 1),
@@ -253,25 +283,34 @@ def xdp_section(rows, secs, reps):
                       fmt(stat(rs, "io_s_per_mpkt"), 1), "-" +
                       busy_mark(rs)])
     out += columns(lines)
-    out.append("  vx3 / vmxnet3 (per repetition):")
-    lines = []
-    for act, name in XDP_ACTS:
-        sel = {"exp": "xdp", "xdp_act": act}
-        lines.append([name, "done pps " + fmt(ratio_stat(
-            rows, "xdp_pps", "vx3", "vmxnet3", **sel), 2),
-            "vCPU-s/Mpkt " + fmt(ratio_stat(
-                rows, "vcpu_s_per_mpkt", "vx3", "vmxnet3", **sel), 2)])
-    if fwd:
-        lines.append(["stack fwd (build_skb)", "done pps " + fmt(ratio_stat(
-            rows, "fwd_pps", "bskb", "vmxnet3", exp="fwd"), 2),
-            "vCPU-s/Mpkt " + fmt(ratio_stat(
-                rows, "vcpu_s_per_mpkt", "bskb", "vmxnet3", exp="fwd"), 2)])
-    out += columns(lines, indent="    ")
+    labels = dict(xdp_cells)
+    pairs = [("vx3", "vmxnet3")]
+    if patched(args):
+        pairs += [("vmxnet3p", "vmxnet3"), ("vx3", "vmxnet3p")]
+    for num, den in pairs:
+        out.append(f"  {labels[num]} / {labels[den]} (per repetition):")
+        lines = []
+        for act, name in XDP_ACTS:
+            sel = {"exp": "xdp", "xdp_act": act}
+            lines.append([name, "done pps " + fmt(ratio_stat(
+                rows, "xdp_pps", num, den, **sel), 2),
+                "vCPU-s/Mpkt " + fmt(ratio_stat(
+                    rows, "vcpu_s_per_mpkt", num, den, **sel), 2)])
+        if fwd:
+            # vx3's stack forwarding cell: build_skb, its default
+            fnum, fden = XDP_FWD_REF[num], XDP_FWD_REF[den]
+            lines.append(["stack fwd (build_skb)" if fnum == "bskb" else
+                          "stack fwd", "done pps " + fmt(ratio_stat(
+                              rows, "fwd_pps", fnum, fden, exp="fwd"), 2),
+                          "vCPU-s/Mpkt " + fmt(ratio_stat(
+                              rows, "vcpu_s_per_mpkt", fnum, fden,
+                              exp="fwd"), 2)])
+        out += columns(lines, indent="    ")
     if fwd:
         out.append("  XDP_REDIRECT / stack forwarding of the same driver "
                    "(per repetition; vx3: build_skb, its default):")
         lines = []
-        for cell, label in XDP_CELLS:
+        for cell, label in xdp_cells:
             sel_x = {"exp": "xdp", "xdp_act": "redirect", "cell": cell}
             sel_f = {"exp": "fwd", "cell": XDP_FWD_REF[cell]}
             lines.append([label, "pps " + fmt(ratio_sel(
@@ -283,7 +322,7 @@ def xdp_section(rows, secs, reps):
     return out
 
 
-def targets(rows, par):
+def targets(rows, par, args):
     """The project's targets, as information (never asserted)."""
     out = ["Targets (informational; medians of per-repetition ratios):"]
 
@@ -320,6 +359,21 @@ def targets(rows, par):
          ratio_sel(rows, "xdp_pps",
                    {"exp": "xdp", "xdp_act": "redirect", "cell": "vx3"},
                    "fwd_pps", {"exp": "fwd", "cell": "bskb"}), ">=", 2.0)
+    if not patched(args):
+        return out
+    # The vmxnet3 series (issue #13): the patched driver against the stock
+    # one, cost on goodput at the same or higher goodput
+    for lro, lim in ((0, 0.75), (1, 0.9)):
+        g = "on" if lro else "off"
+        line(f"rx lro {g}: vmxnet3 patched / vmxnet3, vCPU-s/GB goodput",
+             ratio_stat(rows, "vcpu_s_per_gb_good", "vmxnet3p", "vmxnet3",
+                        lro=lro, **sel), "<=", lim)
+        line(f"rx lro {g}: vmxnet3 patched / vmxnet3, goodput Gbit/s",
+             ratio_stat(rows, "good_gbps", "vmxnet3p", "vmxnet3", lro=lro,
+                        **sel), ">=", 1.0)
+    line("fwd 64 B: vmxnet3 patched / vmxnet3, forwarded pps",
+         ratio_stat(rows, "fwd_pps", "vmxnet3p", "vmxnet3", exp="fwd"),
+         ">=", 1.2)
     return out
 
 
@@ -389,18 +443,25 @@ def text_report(rows, env, args, notes):
            f"*N: N windows measured while other host load exceeded "
            f"{args.busy_threshold} cores.",
            ""]
+    if env.get("vmxnet3_patched_ko"):
+        series = env.get("vmxnet3_series")
+        out[3:3] = [f"vmxnet3 patched: {env['vmxnet3_patched_ko']}"
+                    + (f", scripts/vmxnet3-series {series}" if series
+                       else "")]
     exps = {r["exp"] for r in rows}
     if "rx" in exps:
-        out += rx_section(rows, par, args.seconds, args.reps) + [""]
+        out += rx_section(rows, par, args.seconds, args.reps, args) + [""]
         if rows_of(rows, exp="rx", par=1) and par != 1:
-            out += rx_section(rows, 1, args.p1_seconds, args.reps) + [""]
+            out += rx_section(rows, 1, args.p1_seconds, args.reps,
+                              args) + [""]
     if "tx" in exps:
-        out += tx_section(rows, par, args.tx_seconds, args.reps) + [""]
+        out += tx_section(rows, par, args.tx_seconds, args.reps,
+                          args) + [""]
     if "fwd" in exps:
-        out += fwd_section(rows, args.fwd_seconds, args.reps) + [""]
+        out += fwd_section(rows, args.fwd_seconds, args.reps, args) + [""]
     if "xdp" in exps:
-        out += xdp_section(rows, args.xdp_seconds, args.reps) + [""]
-    out += targets(rows, par) + [""]
+        out += xdp_section(rows, args.xdp_seconds, args.reps, args) + [""]
+    out += targets(rows, par, args) + [""]
     out += ticks_section(rows)
     out += threads_section(rows)
     load = stat(rows, "other_cores")
@@ -421,17 +482,18 @@ def missing_cells(rows, args):
            "snd_out_segs")
     if "rx" in args.exp:
         want += [(("rx", c, g, p), tcp) for c, _ in
-                 RX_CELLS for g in (0, 1) for p in pars]
+                 cells_of(RX_CELLS, args) for g in (0, 1) for p in pars]
     if "tx" in args.exp:
-        want += [(("tx", c, None, args.parallel), tcp) for c, _ in TX_CELLS]
+        want += [(("tx", c, None, args.parallel), tcp)
+                 for c, _ in cells_of(TX_CELLS, args)]
     if "fwd" in args.exp:
         want += [(("fwd", c, None, 1), ("fwd_pps", "vcpu_s_per_mpkt"))
-                 for c, _ in FWD_CELLS]
+                 for c, _ in cells_of(FWD_CELLS, args)]
     # XDP cells: frames done and the program's own count
     if "xdp" in args.exp:
         want += [(("xdp", c, ("xdp_act", a), 1),
                   ("xdp_pps", "vcpu_s_per_mpkt", "prog_packets"))
-                 for a, _ in XDP_ACTS for c, _ in XDP_CELLS]
+                 for a, _ in XDP_ACTS for c, _ in cells_of(XDP_CELLS, args)]
     miss = []
     for (exp, cell, lro, par), keys in want:
         sel = {"exp": exp, "cell": cell, "par": par}
@@ -539,6 +601,11 @@ def write_chart(outdir, rows, args):
     panels = []
     exps = {r["exp"] for r in rows}
     ref = " (grey: in-tree vmxnet3)"
+    rx_cells, tx_cells, fwd_cells, xdp_cells = (
+        cells_of(c, args) for c in (RX_CELLS, TX_CELLS, FWD_CELLS,
+                                    XDP_CELLS))
+    if patched(args):
+        ref = " (grey: vmxnet3, pink: patched)"
     # TCP panels show goodput: a retransmitted byte counts once (the tap
     # based numbers are in the tables)
     if "rx" in exps:
@@ -551,9 +618,9 @@ def write_chart(outdir, rows, args):
             clusters = [(f"lro {'on' if g else 'off'}",
                          {c: stat(rows_of(rows, exp="rx", par=par, lro=g,
                                           cell=c), key)
-                          for c, _ in RX_CELLS}) for g in (0, 1)]
+                          for c, _ in rx_cells}) for g in (0, 1)]
             f = os.path.join(d, f"rx-{key}.dat")
-            panels.append(_panel(f, clusters, RX_CELLS, title + ref, ylabel,
+            panels.append(_panel(f, clusters, rx_cells, title + ref, ylabel,
                                  nd))
     if "tx" in exps:
         for key, ylabel, nd, title in (
@@ -563,9 +630,9 @@ def write_chart(outdir, rows, args):
                  f"Transmit -P {par}: TCP goodput")):
             clusters = [("guest -> peer",
                          {c: stat(rows_of(rows, exp="tx", cell=c), key)
-                          for c, _ in TX_CELLS})]
+                          for c, _ in tx_cells})]
             f = os.path.join(d, f"tx-{key}.dat")
-            panels.append(_panel(f, clusters, TX_CELLS, title, ylabel,
+            panels.append(_panel(f, clusters, tx_cells, title, ylabel,
                                  nd))
     if "fwd" in exps:
         for key, ylabel, nd, title in (
@@ -575,9 +642,9 @@ def write_chart(outdir, rows, args):
                  "Forwarding 64 B: % forwarded (higher is better)")):
             clusters = [("64-byte UDP",
                          {c: stat(rows_of(rows, exp="fwd", cell=c), key)
-                          for c, _ in FWD_CELLS})]
+                          for c, _ in fwd_cells})]
             f = os.path.join(d, f"fwd-{key}.dat")
-            panels.append(_panel(f, clusters, FWD_CELLS, title, ylabel,
+            panels.append(_panel(f, clusters, fwd_cells, title, ylabel,
                                  nd))
     if "xdp" in exps:
         fwd = rows_of(rows, exp="fwd")
@@ -592,14 +659,14 @@ def write_chart(outdir, rows, args):
                 return scale(v) if scale else v
             clusters = [(name, {c: sc(stat(rows_of(rows, exp="xdp", cell=c,
                                                    xdp_act=act), key))
-                                for c, _ in XDP_CELLS})
+                                for c, _ in xdp_cells})
                         for act, name in XDP_ACTS]
             if fwd:
                 clusters.append(("stack fwd (build_skb)", {
                     c: sc(stat(rows_of(fwd, cell=XDP_FWD_REF[c]), fkey))
-                    for c, _ in XDP_CELLS}))
+                    for c, _ in xdp_cells}))
             f = os.path.join(d, f"xdp-{key}.dat")
-            panels.append(_panel(f, clusters, XDP_CELLS, title + ref,
+            panels.append(_panel(f, clusters, xdp_cells, title + ref,
                                  ylabel, nd))
     panels = [p for p in panels if p]
     if not panels:
@@ -618,7 +685,9 @@ def write_chart(outdir, rows, args):
                 "set boxwidth 0.9\nset grid ytics\n"
                 "set key top right\nset offsets 0,0,graph 0.15,0\n"
                 f"set multiplot layout {nrow},{ncol} title "
-                f"'vx3 vs in-tree vmxnet3, QEMU TCG (medians, bars: "
+                f"'vx3 vs in-tree vmxnet3"
+                f"{' and vmxnet3 patched' if patched(args) else ''}"
+                ", QEMU TCG (medians, bars: "
                 f"min-max of {args.reps} reps)'\n")
         for p in panels:
             f.write(p)
