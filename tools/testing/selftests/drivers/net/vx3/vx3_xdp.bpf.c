@@ -16,6 +16,8 @@
  *   xdp_redirect: redirect test packets through the devmap vx3_ports
  *           (key 0) with the MACs from vx3_cfg; xdp_redirect_all for the
  *           benchmark's forwarding
+ *   xdp_cpumap: redirect test packets into the cpumap vx3_cpus (CPU 1),
+ *           whose kthread builds the skbs for the stack
  *   xdp_pass_mb, xdp_tx_mb: frags-aware ("xdp.frags") pass and reflect
  */
 
@@ -54,6 +56,13 @@ struct {
 	__type(key, __u32);
 	__type(value, __u32);
 } vx3_ports SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_CPUMAP);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, struct bpf_cpumap_val);
+} vx3_cpus SEC(".maps");
 
 static __always_inline void count(__u32 idx, __u64 val)
 {
@@ -262,6 +271,15 @@ SEC("xdp") int xdp_redirect(struct xdp_md *ctx)
 SEC("xdp") int xdp_redirect_all(struct xdp_md *ctx)
 {
 	return redirect(ctx, true);
+}
+
+SEC("xdp") int xdp_cpumap(struct xdp_md *ctx)
+{
+	if (!test_udp(ctx, false))
+		return XDP_PASS;
+	count(CNT_PKTS, 1);
+	count(CNT_BYTES, bpf_xdp_get_buff_len(ctx));
+	return bpf_redirect_map(&vx3_cpus, 1, 0);
 }
 
 char _license[] SEC("license") = "GPL";
