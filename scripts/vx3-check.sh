@@ -16,30 +16,62 @@ cd "$ROOT" || exit 1
 # runs the cases where KASAN, kmemleak and DMA-API debugging have most to
 # check: XDP_TX frames, ndo_xdp_xmit mappings, frags, queue swaps and
 # teardown with a program attached; all of it runs on the stock kernel.)
-STOCK_TESTS="smoke conformance datapath forward hwgro intx pm qinq stats
-	reconfig lifecycle dkms upstream xdp"
-DEBUG_TESTS="smoke@default dmaerr churn faultinject.pp_alloc_traffic
-	xdp.tx xdp.redirect xdp.multibuf xdp.reconfig_traffic
-	xdp.rmmod_attached"
+# (VX3_STOCK_TESTS / VX3_DEBUG_TESTS replace a lane's list, to try the
+# whole flow quickly.)
+STOCK_TESTS=${VX3_STOCK_TESTS:-"smoke conformance datapath forward hwgro
+	intx pm qinq stats reconfig lifecycle dkms upstream xdp"}
+DEBUG_TESTS=${VX3_DEBUG_TESTS:-"smoke@default dmaerr churn
+	faultinject.pp_alloc_traffic xdp.tx xdp.redirect xdp.cpumap
+	xdp.multibuf xdp.reconfig_traffic xdp.rmmod_attached"}
 mkdir -p build
 LOG=build/check.log
 : >"$LOG"
 t0=$(date +%s)
 
 echo "TAP version 13" | tee -a "$LOG"
-# The debug guest kernel (step 4) is built once, from linux-source-6.12,
-# then reused from /var/cache/vx3/debug-kernel. On a fresh machine that is
-# the longest step, so it starts now, niced, in the background: it takes
-# the CPU that the checks and the stock-kernel VM tests leave idle.
+# Work that needs only CPU runs in the background, niced, and takes the
+# CPU that the checks and the VM tests leave idle (they wait for guests
+# much of the time): the debug guest kernel (step 4), built once from
+# linux-source-6.12 and then reused from /var/cache/vx3/debug-kernel, and
+# the NIPA-style per-patch checks of the two patch series (vx3's and the
+# vmxnet3 series'), which on a fresh machine prepare two allmodconfig trees
+# and build every patch twice. Their TAP lines join the stream at the end,
+# numbered in order. On a machine with the caches all of it takes seconds.
 LANES=${VX3_CHECK_LANES:-stock debug}
-dk_pid=
-dk_t0=$(date +%s)
-if [[ " $LANES " == *" debug "* ]]; then
-	# its own process group, so that an interrupted check stops the make
-	setsid nice -n 19 scripts/vx3-debug-kernel.sh >build/debug-kernel.log 2>&1 &
-	dk_pid=$!
-	trap '[ -z "$dk_pid" ] || kill -- "-$dk_pid" 2>/dev/null' EXIT
-fi
+BG=build/check-bg
+rm -rf "$BG"
+mkdir -p "$BG"
+bg_pid=
+bg_t0=$(date +%s)
+bg_job() { # the background queue: one step after the other
+	if [[ " $LANES " == *" debug "* ]]; then
+		scripts/vx3-debug-kernel.sh >build/debug-kernel.log 2>&1
+		echo $? >"$BG/debug-kernel.rc"
+	fi
+	if [ "$#" -eq 0 ]; then
+		/usr/bin/python3 scripts/vx3-series/series.py check \
+			>"$BG/series.tap" 2>&1
+		echo $? >"$BG/series.rc"
+		/usr/bin/python3 scripts/vmxnet3-series/vmxnet3_series.py \
+			check >"$BG/series-vmxnet3.tap" 2>&1
+		echo $? >"$BG/series-vmxnet3.rc"
+	fi
+}
+# its own process group, so that an interrupted check stops the builds
+export -f bg_job
+export LANES BG
+setsid nice -n 19 bash -c 'bg_job "$@"' bg_job "$@" &
+bg_pid=$!
+trap '[ -z "$bg_pid" ] || kill -- "-$bg_pid" 2>/dev/null' EXIT
+# tap_append FILE: FILE's TAP lines into the stream, numbered on from the
+# stream's last line, its other lines as they are
+tap_append() {
+	local n
+	n=$(grep -cE '^(not )?ok [0-9]+' "$LOG")
+	awk -v n="$n" '/^(not )?ok [0-9]+/ {
+			sub(/ok [0-9]+/, "ok " ++n)
+		} { print }' "$1" | tee -a "$LOG"
+}
 # 1. Build vx3.ko in place (the VM tests load it).
 if [ -f drivers/net/ethernet/vmware/vx3/Makefile ]; then
 	if make --no-print-directory modules >build/build.log 2>&1; then
@@ -59,24 +91,12 @@ TAP_START=2 scripts/vx3-static-check.sh 2>&1 | tee -a "$LOG"
 # that dead code and misspelt names do not wait for the path that uses them.
 n=$(($(grep -cE '^(not )?ok [0-9]+' "$LOG") + 1))
 if out=$(/usr/bin/python3 -m pyflakes scripts/vx3-series/*.py \
-	tools/testing/selftests/drivers/net/vx3 2>&1); then
+	scripts/vmxnet3-series/*.py tools/testing/selftests/drivers/net/vx3 \
+	2>&1); then
 	echo "ok $n - static: pyflakes on the Python tooling" | tee -a "$LOG"
 else
 	echo "$out" | head -n 40 | sed 's/^/# /' | tee -a "$LOG"
 	echo "not ok $n - static: pyflakes on the Python tooling" | tee -a "$LOG"
-fi
-# The netdev patch series: make series, then NIPA's checks on every patch.
-n=$(($(grep -cE '^(not )?ok [0-9]+' "$LOG") + 1))
-if [ $# -gt 0 ]; then
-	echo "ok $n - series # SKIP VM test selection given" | tee -a "$LOG"
-else
-	/usr/bin/python3 scripts/vx3-series/series.py check --tap-start "$n" \
-		2>&1 | tee -a "$LOG"
-	rc=${PIPESTATUS[0]}
-	if [ "$rc" -ne 0 ] && ! grep -qE '^not ok [0-9]+ - series' "$LOG"; then
-		n=$(($(grep -cE '^(not )?ok [0-9]+' "$LOG") + 1))
-		echo "not ok $n - series # series.py exited with $rc" | tee -a "$LOG"
-	fi
 fi
 # 3. Benchmark tooling smoke: every cell once, for seconds; the numbers are
 # not judged, but a cell without numbers or a missing chart fails.
@@ -104,13 +124,15 @@ fi
 # smoke test runs in both. Arguments (e.g. -t smoke) replace the lists and
 # run in every lane of VX3_CHECK_LANES.
 debug_kernel_ready() { # waits for the background build; one TAP line
-	local n rc=0
+	local n rc
+	while [ ! -e "$BG/debug-kernel.rc" ] && kill -0 "$bg_pid" 2>/dev/null; do
+		sleep 5
+	done
+	rc=$(cat "$BG/debug-kernel.rc" 2>/dev/null || echo 1)
 	n=$(($(grep -cE '^(not )?ok [0-9]+' "$LOG") + 1))
-	wait "$dk_pid" || rc=$?
-	dk_pid=
 	if [ "$rc" -eq 0 ]; then
 		echo "ok $n - debug kernel $(sed -n 's/^kernelrelease: //p' \
-			build/debug-kernel.log) ready after $(($(date +%s) - dk_t0))s" |
+			build/debug-kernel.log) ready after $(($(date +%s) - bg_t0))s" |
 			tee -a "$LOG"
 		return 0
 	fi
@@ -141,6 +163,25 @@ for lane in $LANES; do
 	[ "$rc" -eq 0 ] || vmrc=$rc
 done
 
+# The patch series' checks (background queue)
+n=$(($(grep -cE '^(not )?ok [0-9]+' "$LOG") + 1))
+if [ $# -gt 0 ]; then
+	echo "ok $n - series # SKIP VM test selection given" | tee -a "$LOG"
+else
+	wait "$bg_pid"
+	bg_pid=
+	echo "# background: debug kernel and series checks done after" \
+		"$(($(date +%s) - bg_t0))s" | tee -a "$LOG"
+	for s in series series-vmxnet3; do
+		tap_append "$BG/$s.tap"
+		rc=$(cat "$BG/$s.rc" 2>/dev/null || echo 1)
+		if [ "$rc" -ne 0 ] && ! grep -qE '^not ok [0-9]+' "$BG/$s.tap"; then
+			n=$(($(grep -cE '^(not )?ok [0-9]+' "$LOG") + 1))
+			echo "not ok $n - $s # exited with $rc, see $BG/$s.tap" |
+				tee -a "$LOG"
+		fi
+	done
+fi
 pass=$(grep -E '^ok [0-9]+' "$LOG" | grep -vc '# SKIP')
 skip=$(grep -E '^ok [0-9]+' "$LOG" | grep -c '# SKIP')
 fail=$(grep -cE '^not ok [0-9]+' "$LOG")
