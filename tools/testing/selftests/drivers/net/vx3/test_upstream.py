@@ -153,6 +153,11 @@ def host_setup(host):
     if missing:
         raise RuntimeError(f"host lacks {' '.join(missing)}: run "
                            f"scripts/vx3-deps.sh")
+    # The chroot has the guest's /tmp over the host's
+    if os.path.realpath(CACHE).startswith("/tmp/"):
+        raise RuntimeError(f"the selftests are under /tmp ({CACHE}), "
+                           "which the guest hides with its own /tmp: "
+                           "set VX3_CACHE to a directory elsewhere")
     host.state["ksft"] = _selftests_dir()
     # test_xdp_features: the bpf selftests' xdp_features, built once
     # (upstream-xdp-features.sh); a failed build fails that case only.
