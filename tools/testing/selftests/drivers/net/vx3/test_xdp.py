@@ -186,26 +186,36 @@ def _reflect_case(ctx, prog, sizes, tail, count=300):
     _attach_ok(ctx, 1, prog)
     try:
         s0 = ethtool_stats(vm, ifn)
+        m0 = link_stats(vm, ifn)["rx_missed_errors"]
         res = _peer_send(ctx, 1, vm.guest_ip4(1), count, sizes,
                          reflect=True, tail=tail)
         time.sleep(1)
         s1 = ethtool_stats(vm, ifn)
+        missed = link_stats(vm, ifn)["rx_missed_errors"] - m0
         # Before the detach, which moves the ring's counters into the base
         q, link = _totals(ctx)
     finally:
         _detach(ctx, 1)
-    diag(f"{prog}: {res}, rx0_xdp_tx +{_delta(s0, s1, 'rx0_xdp_tx')}, "
+    seen = _delta(s0, s1, "rx0_xdp_tx")
+    diag(f"{prog}: {res}, rx0_xdp_tx +{seen}, "
          f"xdp0_xdp_tx +{_delta(s0, s1, 'xdp0_xdp_tx')}, xdp0_packets "
          f"+{_delta(s0, s1, 'xdp0_packets')}, rx0_xdp_tx_err "
-         f"+{_delta(s0, s1, 'rx0_xdp_tx_err')}")
+         f"+{_delta(s0, s1, 'rx0_xdp_tx_err')}, device out of buffers "
+         f"+{missed}")
     ctx.expect(res["bad"] == 0, f"{prog}: {res['bad']} reflected payloads "
                                 f"were wrong")
-    ctx.expect(res["received"] == count,
-               f"{prog}: {res['received']} of {count} came back")
-    for k in ("rx0_xdp_tx", "xdp0_xdp_tx", "xdp0_packets"):
-        ctx.expect(_delta(s0, s1, k) >= count,
+    # A slow guest (the debug kernel on a busy host) may leave the device
+    # without RX buffers: every packet is reflected or counted missed, and
+    # every reflected one comes back
+    ctx.expect(seen + missed == count and seen >= count // 2,
+               f"{prog}: {seen} of {count} reflected, the device missed "
+               f"{missed}")
+    ctx.expect(res["received"] == seen,
+               f"{prog}: {res['received']} of {seen} reflected came back")
+    for k in ("xdp0_xdp_tx", "xdp0_packets"):
+        ctx.expect(_delta(s0, s1, k) >= seen,
                    f"{prog}: {k} grew by {_delta(s0, s1, k)}, expected "
-                   f"{count}")
+                   f"{seen}")
     # The XDP ring is no stack queue: its packets are in the device totals
     for k in ("packets", "bytes"):
         ctx.expect(q[f"tx-{k}"] == link[f"tx_{k}"] and
