@@ -376,6 +376,8 @@ def test_cpumap(ctx):
          f"rx0_xdp_redirect_err "
          f"+{_delta(s0, s1, 'rx0_xdp_redirect_err')}, device out of "
          f"buffers +{missed}")
+    ctx.expect(res, f"cpumap: the guest's receiver got nothing (program "
+                    f"saw {seen}, rx0_xdp_redirect +{redir})")
     ctx.expect(res.get("corrupt", 1) == 0 and res.get("dup", 1) == 0,
                f"cpumap: corrupt or duplicated datagrams: {res}")
     # A slow guest (the debug kernel) may leave the device without RX
