@@ -266,6 +266,7 @@ def run_file(tap, args, name, mod, cases, driver, variant, initrd, kern,
     # the namespace as ctx.host.
     host = types.SimpleNamespace(kver=kv, logdir=logdir, initrd=initrd,
                                  root=ROOT, kernel=kern, state={})
+    t_file = time.monotonic()
     if hasattr(mod, "host_setup"):
         skip = err = None
         try:
@@ -384,6 +385,7 @@ def run_file(tap, args, name, mod, cases, driver, variant, initrd, kern,
     finally:
         vm.close()
         _host_teardown(tap, mod, host, prefix)
+        tap.diag(f"{prefix}: took {time.monotonic() - t_file:.0f}s")
 
 
 def _host_teardown(tap, mod, host, prefix):
