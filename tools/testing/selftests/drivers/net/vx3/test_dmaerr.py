@@ -89,7 +89,7 @@ def test_tx_map_err(ctx):
         vm.peer(1, "for i in $(seq 50); do ss -Hltn 'sport = :5701' | "
                    "grep -q . && exit 0; sleep 0.1; done")
         # Up to 8 rounds of 4 s: on a busy host a round may not fill
-        # the pool (a fresh make check compiles beside the debug lane)
+        # the pool (seen with a kernel build running beside the guest)
         for _ in range(8):
             vm.run(f"iperf -c {vm.peer_ip4(1)} -p 5701 -t 4 -P 8 "
                    f"-l 256K -y C", timeout=60)
