@@ -62,7 +62,7 @@ class Fail(Exception):
 
 
 def log(msg):
-    print(f"series: {msg}", file=sys.stderr, flush=True)
+    print(f"# series: {msg}", file=sys.stderr, flush=True)
 
 
 def run(cmd, cwd=TREE, env=None, check=True, out=None, inp=None):

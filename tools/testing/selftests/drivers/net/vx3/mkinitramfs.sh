@@ -160,4 +160,4 @@ echo vx3-guest >"$STAGE/etc/hostname"
 (cd "$STAGE" && find . -print0 | sort -z |
 	cpio --null -o -H newc --quiet -R 0:0) >"$OUT.tmp"
 mv "$OUT.tmp" "$OUT"
-echo "mkinitramfs: $OUT ($(du -h "$OUT" | cut -f1))" >&2
+echo "# mkinitramfs: $OUT ($(du -h "$OUT" | cut -f1))" >&2
