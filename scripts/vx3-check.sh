@@ -109,12 +109,13 @@ else
 			tee -a "$LOG"
 	fi
 fi
-# The upstream selftests' XDP feature checker (test_upstream.py builds it
-# on first use otherwise, inside the stock lane); a failed build shows in
-# that case, not here.
+# The upstream selftests, extracted and patched, and their XDP feature
+# checker (test_upstream.py makes both on first use otherwise, inside the
+# stock lane); a failure shows in that test, not here.
 if [ $# -eq 0 ]; then
-	tools/testing/selftests/drivers/net/vx3/upstream-xdp-features.sh \
-		>build/xdp-features.log 2>&1
+	{ /usr/bin/python3 tools/testing/selftests/drivers/net/vx3/test_upstream.py
+	  tools/testing/selftests/drivers/net/vx3/upstream-xdp-features.sh
+	} >build/upstream-prepare.log 2>&1
 fi
 phase "build, static checks and series done"
 # 4. The debug kernel, built in the background since the start.

@@ -776,3 +776,8 @@ def test_xdp_features(ctx):
     for ifn, fl in _xdpf_flags(ctx).items():
         print(f"# {name}: xdp-features of {ifn} after: {fl}", flush=True)
     _judge(ctx, name, 1 if failed else 0, "", res)
+
+
+if __name__ == "__main__":
+    # make check extracts the selftests beside the debug kernel build
+    print(_selftests_dir())
