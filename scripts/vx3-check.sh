@@ -17,9 +17,9 @@ cd "$ROOT" || exit 1
 # runs on the stock kernel in the swiotlb and IOMMU boot variants; not on
 # the debug kernel, where dmaerr and churn carry traffic both ways (churn
 # with TCP integrity) and every file ends with rmmod and two kmemleak
-# scans. Of test_xdp.py the debug kernel runs the cases with
-# ndo_xdp_xmit mappings, frags, queue swaps and teardown with a program
-# attached; the stock kernel the verdicts, the veth target and XDP_TX.
+# scans. Of test_xdp.py the debug kernel runs the cases with XDP_TX
+# frames, ndo_xdp_xmit mappings, frags, queue swaps and teardown with a
+# program attached; the stock kernel the verdicts and the veth target.
 # Not here: faultinject's fail-nth sweeps (15-30 minutes per path on the
 # debug kernel, make vmtest, see test_faultinject.py), upstream on the
 # debug kernel (30 minutes), and intx, pm, qinq, dkms and the bench smoke,
@@ -30,9 +30,9 @@ cd "$ROOT" || exit 1
 # whole flow quickly.)
 STOCK_TESTS=${VX3_STOCK_TESTS:-"smoke@swiotlb smoke@iommu conformance
 	datapath forward hwgro stats reconfig lifecycle upstream xdp.pass
-	xdp.drop xdp.aborted xdp.tx xdp.veth_xmit"}
+	xdp.drop xdp.aborted xdp.veth_xmit"}
 DEBUG_TESTS=${VX3_DEBUG_TESTS:-"dmaerr churn
-	faultinject.pp_alloc_traffic xdp.redirect xdp.cpumap
+	faultinject.pp_alloc_traffic xdp.tx xdp.redirect xdp.cpumap
 	xdp.multibuf xdp.reconfig_traffic xdp.rmmod_attached"}
 mkdir -p build
 LOG=build/check.log
