@@ -42,7 +42,6 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-SELF=$ROOT/scripts/vx3-debug-kernel.sh
 VX3_CACHE=${VX3_CACHE:-/var/cache/vx3}
 DK=$VX3_CACHE/debug-kernel
 SRC_SERIES=6.12
@@ -120,7 +119,7 @@ verify_config() { # fragment .config
 		CONFIG_*=*)
 			if ! grep -qxF -- "$line" "$cfg"; then
 				sym=${line%%=*}
-				log "requested $line, got: $(grep -E "^(# )?$sym[= ]" "$cfg" || echo "(absent)")"
+				log "requested $line, got: $(grep -E "^(# )?${sym}[= ]" "$cfg" || echo "(absent)")"
 				bad=1
 			fi
 			;;
