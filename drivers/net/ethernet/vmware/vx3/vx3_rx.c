@@ -246,8 +246,11 @@ void vx3_rx_queue_free(struct vx3_rx_queue *rxq)
 	rxq->comp = NULL;
 	vx3_rx_ring_free(rxq, &rxq->ring[1]);
 	vx3_rx_ring_free(rxq, &rxq->ring[0]);
-	/* Drops the memory model's reference to the pool, if it took one */
-	xdp_rxq_info_unreg(&rxq->xdp_rxq);
+	/* Drops the memory model's reference to the pool, if it took one;
+	 * an allocation that failed earlier never registered it
+	 */
+	if (xdp_rxq_info_is_reg(&rxq->xdp_rxq))
+		xdp_rxq_info_unreg(&rxq->xdp_rxq);
 	page_pool_destroy(rxq->pp);
 	rxq->pp = NULL;
 }
@@ -255,9 +258,15 @@ void vx3_rx_queue_free(struct vx3_rx_queue *rxq)
 /* Post buffers to every free slot of a ring. A slot that still holds a
  * buffer (copied, dropped or skipped packet) posts it again. When the
  * device asks for it (updateRxProd), it is told the new fill index.
+ *
+ * Allocations never sleep, also when vx3_rx_queue_reset() fills a ring in
+ * process context: 6.12's page_pool records a new page's DMA mapping with
+ * xa_alloc_bh(), and a sleeping gfp there allocates with BHs disabled
+ * once the xarray needs a node ("sleeping function called from invalid
+ * context", seen in the fail-nth sweep of ring resizes). A ring left
+ * short is filled by NAPI and the refill timer.
  */
-static void vx3_rx_ring_refill(struct vx3_rx_queue *rxq, struct vx3_rx_ring *r,
-			       gfp_t gfp)
+static void vx3_rx_ring_refill(struct vx3_rx_queue *rxq, struct vx3_rx_ring *r)
 {
 	u32 mask = r->size - 1, start = r->fill;
 
@@ -273,9 +282,10 @@ static void vx3_rx_ring_refill(struct vx3_rx_queue *rxq, struct vx3_rx_ring *r,
 				b->page = page_pool_alloc_frag(rxq->pp,
 							       &b->offset,
 							       r->truesize,
-							       gfp);
+							       GFP_ATOMIC);
 			} else {
-				b->page = page_pool_alloc_pages(rxq->pp, gfp);
+				b->page = page_pool_alloc_pages(rxq->pp,
+								GFP_ATOMIC);
 				b->offset = 0;
 			}
 			if (!b->page) {
@@ -341,7 +351,7 @@ int vx3_rx_queue_reset(struct vx3_rx_queue *rxq,
 		memset(ring->desc, 0, ring->size * sizeof(*ring->desc));
 		ring->fill = 0;
 		ring->used = 0;
-		vx3_rx_ring_refill(rxq, ring, GFP_KERNEL);
+		vx3_rx_ring_refill(rxq, ring);
 	}
 	memset(rxq->comp, 0, rxq->comp_size * sizeof(*rxq->comp));
 	rxq->comp_head = 0;
@@ -611,8 +621,8 @@ int vx3_rx_clean(struct vx3_rx_queue *rxq, int budget, bool *bad)
 		 * completion's buffer has been dealt with.
 		 */
 		if (consumed >= VX3_RX_REFILL_BATCH) {
-			vx3_rx_ring_refill(rxq, &rxq->ring[0], GFP_ATOMIC);
-			vx3_rx_ring_refill(rxq, &rxq->ring[1], GFP_ATOMIC);
+			vx3_rx_ring_refill(rxq, &rxq->ring[0]);
+			vx3_rx_ring_refill(rxq, &rxq->ring[1]);
 			consumed = 0;
 		}
 
@@ -693,8 +703,8 @@ int vx3_rx_clean(struct vx3_rx_queue *rxq, int budget, bool *bad)
 	}
 
 	vx3_xdp_flush(rxq, flush);
-	vx3_rx_ring_refill(rxq, &rxq->ring[0], GFP_ATOMIC);
-	vx3_rx_ring_refill(rxq, &rxq->ring[1], GFP_ATOMIC);
+	vx3_rx_ring_refill(rxq, &rxq->ring[0]);
+	vx3_rx_ring_refill(rxq, &rxq->ring[1]);
 	/* Without head buffers the device drops every packet and need not
 	 * raise an interrupt: try again a little later, without spinning.
 	 */
