@@ -322,8 +322,12 @@ class VM:
             sh(["ip", "netns", "add", self.netns(n)])
 
         var = VARIANTS[self.variant]
+        # log_buf_len: the dmesg scan after a case must find every line
+        # since the last one (a fail-nth sweep prints megabytes of
+        # traces); LogScanner reports an overflow all the same
         append = " ".join(x for x in ("console=ttyS0 panic=-1 "
-                                      "printk.devkmsg=on", var["append"],
+                                      "printk.devkmsg=on log_buf_len=16M",
+                                      var["append"],
                                       self.extra_append) if x)
         qmp = os.path.join(self.sockdir, "qmp.sock")
         ctl = os.path.join(self.sockdir, "ctl.sock")
@@ -767,6 +771,14 @@ class LogScanner:
             return [f"cannot read guest dmesg: {e}"]
         bad = []
         ts = self.last_ts
+        # The oldest line still in the ring after the last scanned one:
+        # the lines in between were overwritten, unseen
+        first = next((float(m.group(1)) for m in
+                      map(_TS_RE.match, text.splitlines()) if m), None)
+        if self.last_ts > 0 and first is not None and first > self.last_ts:
+            bad.append(f"guest dmesg overflowed: its oldest line is at "
+                       f"{first:.3f} s, the last scan read up to "
+                       f"{self.last_ts:.3f} s: lines were lost unseen")
         # A test may declare reports it provokes on purpose
         # (vm.dmesg_reports_ok, a compiled regex matched against each
         # line), e.g. test_faultinject.py: fault injection's own report and
