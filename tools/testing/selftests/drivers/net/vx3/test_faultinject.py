@@ -51,9 +51,9 @@ fail_nth_open, fail_nth_probe (not in make check)
     The command runs under vx3-failnth N (the child writes N to
     /proc/self/fail-nth and execs the command; the parent reads the
     counter of the zombie back: injected or not), N counting up until a
-    run injects nothing, which must then succeed (at most 200 steps; the
-    cap bounds the run time, the command then runs once more without
-    injection). exec, the dynamic linker and the tool's own setup take
+    run injects nothing, which must then succeed (at most 200 steps,
+    VX3_FAILNTH_CAP for a shorter try; the cap bounds the run time, the
+    command then runs once more without injection). exec, the dynamic linker and the tool's own setup take
     some 500 checks before the command reaches the kernel: the count of a
     run of the same tool that changes nothing (N large, the counter read
     back) less 5 is where N starts. After each step that injected:
@@ -78,6 +78,7 @@ fail_nth_open, fail_nth_probe (not in make check)
 
 import collections
 import json
+import os
 import re
 import time
 
@@ -92,7 +93,7 @@ KERNELS = ("debug",)
 DBG = "/sys/kernel/debug"
 PROBE_N = 100000        # larger than any command's number of checks
 MARGIN = 5              # steps before a no-op run's count
-CAP = 200               # steps per path
+CAP = int(os.environ.get("VX3_FAILNTH_CAP", "200"))  # steps per path
 PING_EVERY = 4          # verify traffic every PING_EVERY failed steps
 RETRY_EVERY = 8         # open/probe: a clean retry every RETRY_EVERY steps
 JUMP = 30               # rx/tx packets a step may add (pings, ARP, ND)
@@ -347,6 +348,11 @@ def _iterate(ctx, path):
         status, left, injected, out, sec, site = _step(
             ctx, path, n, traffic=failed % PING_EVERY == 0)
         if not injected:
+            # A sweep whose first step injects nothing tested nothing
+            # (the noop's count was above the command's)
+            ctx.expect(n > start, f"{path.name}: the first step (fail-nth "
+                       f"{n}, from the noop's {base} checks) injected "
+                       f"nothing: `{path.cmd}` made {n - left} checks")
             ctx.expect(status == 0, f"{path.name}: fail-nth {n} injected "
                        f"nothing but `{path.cmd}` failed ({status}):\n{out}")
             path.check(sec, True)
@@ -640,6 +646,9 @@ def test_fail_nth_channels(ctx):
     maxi, _ = channels(ctx.vm, ctx.ifname(1))
     if not maxi.get("TX"):
         ctx.skip("no TX-only channel (MSI or INTx)")
+    # The base: vx3 starts with as many TX queues as default RSS queues
+    # (two on two vCPUs), and the path's noop must change nothing
+    ctx.vm.check(f"ethtool -L {ctx.ifname(1)} tx 0")
     _iterate(ctx, _Channels(ctx))
     ctx.vm.check(f"ethtool -L {ctx.ifname(1)} tx 0")
 
