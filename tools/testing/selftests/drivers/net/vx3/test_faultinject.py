@@ -53,10 +53,11 @@ fail_nth_open, fail_nth_probe (not in make check)
     counter of the zombie back: injected or not), N counting up until a
     run injects nothing, which must then succeed (at most 200 steps,
     VX3_FAILNTH_CAP for a shorter try; the cap bounds the run time, the
-    command then runs once more without injection). exec, the dynamic linker and the tool's own setup take
-    some 500 checks before the command reaches the kernel: the count of a
-    run of the same tool that changes nothing (N large, the counter read
-    back) less 5 is where N starts. After each step that injected:
+    command then runs once more without injection); a first step that
+    injects nothing fails the path. exec, the dynamic linker and the
+    tool's own setup take some 500 checks before the command reaches the
+    kernel: the count of a run of the same tool that changes nothing (N
+    large, the counter read back) less 5 is where N starts. After each step that injected:
       - the command failed with an error message (errno, or the extended
         ACK where the path has one) and the old configuration is in
         effect: ethtool -g/-l/-k, MTU, link down (open), device unbound
