@@ -40,15 +40,18 @@ check: deps
 	@$(CURDIR)/scripts/vx3-check.sh
 
 # The release lane, run before a release and for the closing note, not in
-# every make check (budget): vx3's test files that make check leaves out,
-# a seconds-long smoke of make bench (every cell once; the numbers are not
-# judged, a cell without numbers or a missing chart fails), then the VM
+# every make check (budget): the series' checks with the bisect and i386
+# builds (scripts/vx3-series/README), vx3's test files that make check
+# leaves out, a seconds-long smoke of make bench (every cell once; the
+# numbers are not judged, a cell without numbers or a missing chart
+# fails), then the VM
 # tests against the in-tree vmxnet3 (the reference) and the patched
 # vmxnet3 (scripts/vmxnet3-series/, built first).
 VX3_RELEASE_TESTS := intx pm qinq dkms
 check-reference: deps
 	@$(MAKE) --no-print-directory modules
 	@rc=0; \
+	$(PYTHON) $(CURDIR)/scripts/vx3-series/series.py check --full || rc=1; \
 	rm -rf $(CURDIR)/build/bench-smoke; \
 	$(PYTHON) $(CURDIR)/tools/testing/selftests/drivers/net/vx3/bench/bench.py \
 		--smoke --outdir $(CURDIR)/build/bench-smoke || rc=1; \

@@ -93,7 +93,9 @@ else
 	echo "not ok $n - static: pyflakes on the Python tooling" | tee -a "$LOG"
 fi
 # 3. make series and its NIPA-style per-patch checks (scripts/vx3-series/
-# README). The vmxnet3 series' checks are make series-vmxnet3's: its
+# README), the driver built at the last patch on x86_64 (make
+# check-reference builds every patch, and i386). The vmxnet3 series'
+# checks are make series-vmxnet3's: its
 # patches and base change only when they are edited, and make
 # check-reference runs the VM tests on the patched driver.
 n=$(($(grep -cE '^(not )?ok [0-9]+' "$LOG") + 1))
