@@ -183,22 +183,18 @@ def _failnth_result(out, cmd):
     return int(m.group(4)), int(m.group(2)), m.group(3) == "1", rest
 
 
-def _fi_filter(vm, vx3_only):
-    """With vx3_only, failslab and fail_page_alloc consider only
-    allocations whose stack trace (32 frames) has a frame in vx3's module
-    text (FAULT_INJECTION_STACKTRACE_FILTER: require-start/-end), and so
-    does the fail-nth counter: a sweep fails the driver's allocations one
-    by one, not the tool's or the core's around them. Else every
-    allocation counts."""
-    start, end = 0, (1 << 64) - 1
-    if vx3_only:
-        out = vm.check("grep '^vx3 ' /proc/modules")
-        f = out.split()
-        start = int(f[5], 16)
-        end = start + int(f[1])
-        if not start:
-            raise AssertionError(f"no address for vx3 in /proc/modules: "
-                                 f"{out}")
+def _fi_filter(vm):
+    """failslab and fail_page_alloc consider only allocations whose stack
+    trace (32 frames) has a frame in vx3's module text
+    (FAULT_INJECTION_STACKTRACE_FILTER: require-start/-end), and so does
+    the fail-nth counter: a sweep fails the driver's allocations one by
+    one, not the tool's or the core's around them."""
+    out = vm.check("grep '^vx3 ' /proc/modules")
+    f = out.split()
+    start = int(f[5], 16)
+    end = start + int(f[1])
+    if not start:
+        raise AssertionError(f"no address for vx3 in /proc/modules: {out}")
     vm.check(f"for a in failslab fail_page_alloc; do d={DBG}/$a; "
              f"echo {start:#x} > $d/require-start && "
              f"echo {end:#x} > $d/require-end && "
@@ -277,8 +273,6 @@ class Path:
     cmd = noop = ""
     cap = CAP
     retry = False
-    # Count only allocations with a vx3 frame in their stack trace
-    vx3_only = True
     # vx3 may allocate nothing on this path: then the first step injects
     # nothing, and the command must simply work
     may_not_allocate = False
@@ -345,7 +339,7 @@ def _iterate(ctx, path):
     vm = ctx.vm
     t0 = time.monotonic()
     _fi_mode(vm, True)
-    _fi_filter(vm, path.vx3_only)
+    _fi_filter(vm)
     base = _checks(vm, path.noop)
     path.prepare()
     start = max(1, base - MARGIN)
