@@ -27,21 +27,26 @@ KDIR=${KDIR:-/lib/modules/$KVER/build}
 log() { echo "vmxnet3-patched: $*" >&2; }
 die() { log "$*"; exit 1; }
 
-if ! git -C "$TREE" rev-parse -q --verify vx3-base^{commit} >/dev/null; then
+if ! git -C "$TREE" rev-parse -q --verify "vx3-base^{commit}" >/dev/null; then
 	log "no vx3-base in $TREE: running series.py make once"
 	/usr/bin/python3 "$ROOT/scripts/vx3-series/series.py" make >/dev/null
 fi
 
-# The patched sources: the base driver, git apply of every patch
-src=$OUT/.src.$$
+# The patched sources: the base driver, git apply of every patch. Not
+# under build/: inside a git work tree (the vx3 checkout) git apply skips
+# every path outside the current directory without a word and succeeds
+# with nothing applied, which is how this script once built the stock
+# driver as "patched". Each patch must also change the tree.
+src=$(mktemp -d "${TMPDIR:-/tmp}/vmxnet3-patched.XXXXXX")
 trap 'rm -rf "$src"' EXIT
-rm -rf "$OUT"/.src.*
-mkdir -p "$src"
 git -C "$TREE" archive vx3-base "$DRV" | tar -x -C "$src"
+tree_sum() { (cd "$src" && find . -type f -print0 | sort -z | xargs -0 md5sum); }
 for p in "$SERIES_DIR"/[0-9][0-9][0-9][0-9]-*.patch; do
 	[ -e "$p" ] || die "no patches in $SERIES_DIR"
-	git -C "$src" apply --whitespace=nowarn "$p" ||
+	before=$(tree_sum)
+	(cd "$src" && git apply --whitespace=nowarn "$p") ||
 		die "$(basename "$p") does not apply"
+	[ "$(tree_sum)" != "$before" ] || die "$(basename "$p") changed nothing"
 done
 
 # build KDIR RELEASE [make args...]: build/vmxnet3-patched/RELEASE/vmxnet3.ko
