@@ -77,13 +77,22 @@ fail_nth_open, fail_nth_probe (not in make check)
     steps must work. The site of each injection (first vx3 frame of its
     stack trace, else the first frame outside the allocators), the error
     messages and the time each path took are printed.
-    The cap matters: uncapped (VX3_FAILNTH_CAP=2000), mtu and channels
-    still injected at step 192, every step after ~62 into a __GFP_NOWARN
-    allocation that fault injection does not dump (site "?"): vx3's
-    GFP_ATOMIC RX refills (page_pool adds __GFP_NOWARN) or the debug
-    tooling's own (kmemleak, debugobjects, stack depot) under vx3 frames;
-    not yet told apart. Past the last named site a capped run says
-    nothing about the rest.
+    The cap matters: a clean mtu change makes 252-284 counted checks
+    (three runs; the number depends on what the page pool holds), so an
+    uncapped sweep (VX3_FAILNTH_CAP=2000) ends near there, and the
+    default cap of 200 stops short of it. Most checks past the driver's
+    own are the debug kernel's bookkeeping under vx3 frames, each a
+    __GFP_NOWARN allocation with a silent fallback that fault injection
+    does not report (site "?"). Steps 50-109 of the mtu path, the stack
+    of each injection dumped by a throw-away kretprobe on
+    should_fail_ex(): 27 kmemleak object records (kmemleak falls back to
+    its pool), 22 DMA-API debug cacheline tree nodes for the pages the
+    page pool maps (radix_tree_node_alloc falls back to its per-CPU
+    preload), 3 nodes of the page pool's DMA index xarray (retried), 2
+    ref_tracker (linkwatch) and 1 NAPI skb cache fill; the command
+    succeeded after each of those. The other 5 failed it cleanly: 3 page
+    pool bulk allocations of the first buffers of a ring (no buffer
+    posted: -ENOMEM) and 2 coherent ring allocations.
 """
 
 import collections
@@ -170,7 +179,7 @@ def _fi_mode(vm, nth):
 
 def teardown(ctx):
     _fi_mode(ctx.vm, False)
-    _fi_filter(ctx.vm, False)
+    _fi_filter(ctx.vm, vx3_only=False)
 
 
 # --- helpers ---------------------------------------------------------------
@@ -190,18 +199,22 @@ def _failnth_result(out, cmd):
     return int(m.group(4)), int(m.group(2)), m.group(3) == "1", rest
 
 
-def _fi_filter(vm):
+def _fi_filter(vm, vx3_only=True):
     """failslab and fail_page_alloc consider only allocations whose stack
     trace (32 frames) has a frame in vx3's module text
     (FAULT_INJECTION_STACKTRACE_FILTER: require-start/-end), and so does
     the fail-nth counter: a sweep fails the driver's allocations one by
-    one, not the tool's or the core's around them."""
-    out = vm.check("grep '^vx3 ' /proc/modules")
-    f = out.split()
-    start = int(f[5], 16)
-    end = start + int(f[1])
-    if not start:
-        raise AssertionError(f"no address for vx3 in /proc/modules: {out}")
+    one, not the tool's or the core's around them. vx3_only=False puts
+    the filter back to its default (every stack)."""
+    start, end = 0, (1 << 64) - 1
+    if vx3_only:
+        out = vm.check("grep '^vx3 ' /proc/modules")
+        f = out.split()
+        start = int(f[5], 16)
+        end = start + int(f[1])
+        if not start:
+            raise AssertionError(f"no address for vx3 in /proc/modules: "
+                                 f"{out}")
     vm.check(f"for a in failslab fail_page_alloc; do d={DBG}/$a; "
              f"echo {start:#x} > $d/require-start && "
              f"echo {end:#x} > $d/require-end && "
