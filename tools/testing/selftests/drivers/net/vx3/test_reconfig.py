@@ -444,9 +444,14 @@ def test_tx_backlog_reconfig(ctx):
         n, out = _qdisc_backlog(vm, ifn)
         if n == 0:
             break
-        ctx.expect(time.monotonic() < deadline,
-                   f"the qdisc backlog of {ifn} did not drain in 15s after "
-                   f"the resets ({n} packets):\n{out}")
+        if time.monotonic() >= deadline:
+            # Which stop is it: BQL's (bytes in flight that no
+            # completion returns) or a queue nobody woke (none in flight)
+            q = f"/sys/class/net/{ifn}/queues/tx-*/byte_queue_limits"
+            _, bql = vm.run(f"grep . {q}/inflight {q}/limit")
+            ctx.expect(False, f"the qdisc backlog of {ifn} did not drain "
+                       f"in 15s after the resets ({n} packets):\n{out}\n"
+                       f"BQL:\n{bql}")
         time.sleep(0.5)
     expect_bql_drained(ctx)
     ping(ctx)
