@@ -92,7 +92,12 @@ fail_nth_open, fail_nth_probe (not in make check)
     ref_tracker (linkwatch) and 1 NAPI skb cache fill; the command
     succeeded after each of those. The other 5 failed it cleanly: 3 page
     pool bulk allocations of the first buffers of a ring (no buffer
-    posted: -ENOMEM) and 2 coherent ring allocations.
+    posted: -ENOMEM) and 2 coherent ring allocations. The whole mtu
+    sweep, uncapped: steps 1..246, the last injecting nothing (that run
+    made 240 checks); 21 failed cleanly, 224 succeeded; no splat, every
+    state check held, kmemleak clean after rmmod; 50 minutes beside
+    other VMs. The other paths' uncapped sweeps have not been run to
+    their end.
 """
 
 import collections
