@@ -26,14 +26,27 @@ cd "$ROOT" || exit 1
 # which make check-reference runs with the vmxnet3 reference
 # (VX3_RELEASE_TESTS in the Makefile): paths that change least, left out
 # for the 60-minute budget of a fresh machine.
-# (VX3_STOCK_TESTS / VX3_DEBUG_TESTS replace a lane's list, to try the
-# whole flow quickly.)
+# (VX3_STOCK_TESTS / VX3_DEBUG_TESTS / VX3_PATCHED_TESTS replace a lane's
+# list, to try the whole flow quickly.)
 STOCK_TESTS=${VX3_STOCK_TESTS:-"smoke@swiotlb smoke@iommu conformance
 	datapath forward hwgro stats reconfig lifecycle upstream xdp.pass
 	xdp.drop xdp.aborted xdp.veth_xmit"}
 DEBUG_TESTS=${VX3_DEBUG_TESTS:-"dmaerr churn
 	faultinject.pp_alloc_traffic xdp.tx xdp.redirect xdp.cpumap
 	xdp.multibuf xdp.reconfig_traffic xdp.rmmod_attached"}
+# The third lane: the in-tree vmxnet3 with the series of
+# scripts/vmxnet3-series/ applied (make vmxnet3-patched), on the debug
+# kernel, where the series' new buffer handling (page_pool frags,
+# napi_build_skb, the TX unmap unwind) meets KASAN, kmemleak and DMA-API
+# debugging: smoke (a live page pool per RX queue, iperf both ways, LRO
+# on), MTU 9000 frames across ring 1's body pages, 16 MiB of TCP with LRO
+# on and off (both RX flows), a full bounce pool (TX map errors, then
+# recovery) and the qdisc draining after resets under load (the two TX
+# fixes of the series). About 8 minutes; the whole suite on the patched
+# driver is make check-reference's.
+PATCHED_TESTS=${VX3_PATCHED_TESTS:-"smoke@default datapath.ping_mtu9000
+	datapath.udp_integrity_mtu9000 hwgro.on_ipv4 hwgro.off_ipv4 dmaerr
+	reconfig.tx_backlog_reconfig"}
 mkdir -p build
 LOG=build/check.log
 : >"$LOG"
@@ -50,12 +63,12 @@ echo "TAP version 13" | tee -a "$LOG"
 # builds next to the TCG guests slowed the guests by 1.6-2x (a fresh
 # make check took 68 minutes with the builds niced in the background of
 # the VM tests, and load-sensitive cases saw a busier host).
-LANES=${VX3_CHECK_LANES:-stock debug}
+LANES=${VX3_CHECK_LANES:-stock debug patched}
 BG=build/check-bg
 rm -rf "$BG"
 mkdir -p "$BG"
 bg_pid=
-if [[ " $LANES " == *" debug "* ]]; then
+if [[ " $LANES " == *" debug "* || " $LANES " == *" patched "* ]]; then
 	# its own process group, so that an interrupted check stops the build
 	setsid bash -c 'scripts/vx3-debug-kernel.sh >build/debug-kernel.log 2>&1
 		echo $? >"$1/debug-kernel.rc"' bg "$BG" &
@@ -96,8 +109,8 @@ fi
 # README), the driver built at the last patch on x86_64 (make
 # check-reference builds every patch, and i386). The vmxnet3 series'
 # checks are make series-vmxnet3's: its
-# patches and base change only when they are edited, and make
-# check-reference runs the VM tests on the patched driver.
+# patches and base change only when they are edited; the patched
+# driver's VM lane is step 6.
 n=$(($(grep -cE '^(not )?ok [0-9]+' "$LOG") + 1))
 if [ $# -gt 0 ]; then
 	echo "ok $n - series # SKIP VM test selection given" | tee -a "$LOG"
@@ -142,27 +155,50 @@ debug_ok=0
 if [ -n "$bg_pid" ]; then
 	debug_kernel_ready && debug_ok=1
 fi
-# 5. vx3's VM tests in two lanes (the vmxnet3 reference runs in make
-# check-reference). Arguments (e.g. -t smoke) replace the lists and run
-# in every lane of VX3_CHECK_LANES.
+# 5. The patched vmxnet3 for the debug kernel (make vmxnet3-patched; it
+# needs the vx3-base tree of step 3 and the kernel of step 4).
+patched_ok=0
+if [[ " $LANES " == *" patched "* ]] && [ "$debug_ok" -eq 1 ]; then
+	n=$(($(grep -cE '^(not )?ok [0-9]+' "$LOG") + 1))
+	if scripts/vmxnet3-series/patched.sh >build/vmxnet3-patched.log 2>&1
+	then
+		echo "ok $n - build the patched vmxnet3.ko" | tee -a "$LOG"
+		patched_ok=1
+	else
+		tail -n 30 build/vmxnet3-patched.log | sed 's/^/# /' |
+			tee -a "$LOG"
+		echo "not ok $n - build the patched vmxnet3.ko" \
+			"# see build/vmxnet3-patched.log" | tee -a "$LOG"
+	fi
+fi
+# 6. The VM tests in three lanes: vx3 on Debian's kernel, vx3 on the
+# debug kernel, the patched vmxnet3 on the debug kernel (the vmxnet3
+# reference runs in make check-reference). Arguments (e.g. -t smoke)
+# replace the lists and run in every lane of VX3_CHECK_LANES.
 vmrc=0
 for lane in $LANES; do
-	if [ "$lane" = debug ] && [ "$debug_ok" -eq 0 ]; then
-		continue
-	fi
+	case $lane in
+	stock)	kernel=stock driver=${VX3_CHECK_DRIVER:-vx3}
+		list=$STOCK_TESTS ok=1 logdir=build/vmtest ;;
+	debug)	kernel=debug driver=${VX3_CHECK_DRIVER:-vx3}
+		list=$DEBUG_TESTS ok=$debug_ok logdir=build/vmtest ;;
+	patched) kernel=debug driver=vmxnet3-patched
+		list=$PATCHED_TESTS ok=$patched_ok
+		logdir=build/vmtest-patched ;;
+	*)	echo "# unknown lane $lane" | tee -a "$LOG"; vmrc=1; continue ;;
+	esac
+	[ "$ok" -eq 1 ] || continue
 	phase "$lane lane start"
 	sel=("$@")
 	if [ $# -eq 0 ]; then
-		list=$STOCK_TESTS
-		[ "$lane" = stock ] || list=$DEBUG_TESTS
 		for t in $list; do
 			sel+=(-t "$t")
 		done
 	fi
 	next=$(($(grep -cE '^(not )?ok [0-9]+' "$LOG") + 1))
 	/usr/bin/python3 tools/testing/selftests/drivers/net/vx3/run.py \
-		--tap-start "$next" --kernel "$lane" \
-		--driver "${VX3_CHECK_DRIVER:-vx3}" "${sel[@]}" 2>&1 |
+		--tap-start "$next" --kernel "$kernel" --driver "$driver" \
+		--logdir "$logdir" "${sel[@]}" 2>&1 |
 		tee -a "$LOG"
 	rc=${PIPESTATUS[0]}
 	[ "$rc" -eq 0 ] || vmrc=$rc
