@@ -33,11 +33,13 @@ One case per upstream script. Every line the script prints is passed
 through as a TAP diagnostic ("# <script>: ..."). A case fails if the
 script exits non-zero (other than 4, the kselftest skip code) or reports
 "not ok"; it is skipped if the script skips as a whole (exit 4) or every
-one of its subcases skips or xfails, with the script's own reasons. Some
-scripts need what neither the device nor the rig has: their cases probe
-the device for the feature (the probe the script itself would need) and
-skip with the probe's answer; a device that does have it fails the case,
-since the rig would then have to run the script (see each case).
+one of its subcases skips or xfails, with the script's own reasons, or
+if every failed subcase died only of a late listener (LISTEN_LATE_RE:
+the rig's speed, not the device's doing). Some scripts need what
+neither the device nor the rig has: their cases probe the device for the
+feature (the probe the script itself would need) and skip with the
+probe's answer; a device that does have it fails the case, since the rig
+would then have to run the script (see each case).
 
 pp_alloc_fail needs >= 15000 received packets/s through NIC 1, which the
 QEMU TCG rig does not reach (the sender shares the guest's two emulated
@@ -257,9 +259,34 @@ def _run_script(ctx, script):
     return rc, out, [(ok == "ok", n, dr) for ok, n, dr in res]
 
 
+# What a subcase failed of: the exception it died of (ksft prints its
+# traceback as "# Exception| ..." lines before the subcase's "not ok")
+# and every failed check (ksft_eq() and co.: "# Check failed ...").
+EXC_RE = re.compile(r"^# Exception\| ([\w.]*(?:Exception|Error|Failure)"
+                    r"\w*: .*)$|^# (Check failed.*)$", re.M)
+# wait_port_listen() giving up: the listener a subcase started did not
+# show in /proc/net within the library's 5 s. A listening socket never
+# touches the device, so this says nothing of the driver; it is the
+# rig's speed: on the debug kernel every command execs from the host's
+# root over 9p (1.5-2 s each under KASAN and TCG, `ip netns exec` 2 s
+# more), and ping.py test_tcp's listener in the remote netns showed
+# after 11 s. Subcases that failed only so make the script skip.
+LISTEN_LATE_RE = re.compile(r"^Exception: Waiting for port listen timed "
+                            r"out$")
+
+
 def _judge(ctx, script, rc, out, res):
-    """Fail on a failure, skip if everything skipped, else pass."""
+    """Fail on a failure, skip if everything skipped or every failure
+    was a late listener, else pass."""
     failed = [n for ok, n, _ in res if not ok]
+    if failed and rc in (0, 1) and _failed_only_with(out, res, EXC_RE,
+                                                     LISTEN_LATE_RE):
+        raise Skip(f"{script}: the rig is too slow for wait_port_listen()'s "
+                   f"5 s: {', '.join(failed)} failed only because the "
+                   f"listener it started did not show in /proc/net in "
+                   f"time (a listening socket never reaches the device); "
+                   f"passed: "
+                   f"{', '.join(n for ok, n, dr in res if ok) or 'none'}")
     if failed or rc not in (0, 4):
         raise AssertionError(f"{script} exited {rc}; failed: "
                              f"{', '.join(failed) or '(no KTAP result)'}")
@@ -331,9 +358,9 @@ CSUM_LATE_RE = re.compile(r"^(rx: missing packets at pf_packet: \d+ < \d+|"
                           r"Waiting for port listen timed out)$")
 
 
-def _csum_late(out, res):
-    """The failed subcases if every one of them failed only because its
-    packets came late (else [])."""
+def _failed_only_with(out, res, err_re, ok_re):
+    """The failed subcases if every one of them printed errors (err_re)
+    and all of those match ok_re (else [])."""
     late, block = [], []
     for line in out.splitlines():
         m = re.match(r"^(not ok|ok) \d+ (\S+)", line)
@@ -341,10 +368,8 @@ def _csum_late(out, res):
             block.append(line)
             continue
         if m.group(1) == "not ok":
-            errs = ["".join(e) for e in
-                    CSUM_ERR_RE.findall("\n".join(block))]
-            if not errs or not all(CSUM_LATE_RE.match(e.strip())
-                                   for e in errs):
+            errs = ["".join(e) for e in err_re.findall("\n".join(block))]
+            if not errs or not all(ok_re.match(e.strip()) for e in errs):
                 return []
             late.append(m.group(2))
         block = []
@@ -386,7 +411,7 @@ def test_csum(ctx):
     before = _csum_counters(ctx)
     try:
         rc, out, res = _run_script(ctx, "hw/csum.py")
-        late = _csum_late(out, res)
+        late = _failed_only_with(out, res, CSUM_ERR_RE, CSUM_LATE_RE)
         if late:
             ms = max(ms, _csum_latency(ctx, "after"))
         if late and all(ms >= (CSUM_TX_WINDOW_MS if "_tx_" in n else
