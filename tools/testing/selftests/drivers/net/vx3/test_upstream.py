@@ -271,8 +271,8 @@ EXC_RE = re.compile(r"^# Exception\| ([\w.]*(?:Exception|Error|Failure)"
 # root over 9p (1.5-2 s each under KASAN and TCG, `ip netns exec` 2 s
 # more), and ping.py test_tcp's listener in the remote netns showed
 # after 11 s. Subcases that failed only so make the script skip.
-LISTEN_LATE_RE = re.compile(r"^Exception: Waiting for port listen timed "
-                            r"out$")
+LISTEN_LATE = "Waiting for port listen timed out"
+LISTEN_LATE_RE = re.compile(f"^Exception: {LISTEN_LATE}$")
 
 
 def _judge(ctx, script, rc, out, res):
@@ -351,11 +351,10 @@ CSUM_RX_WINDOW_MS = 2000
 # wait_port_listen()'s 5 s fails with that exception instead (the
 # receiver is killed, upstream-patches/0002): late as well.
 CSUM_ERR_RE = re.compile(r"/csum: ([^\\'\n]+)|"
-                         r"^# Exception\| Exception: (Waiting for port "
-                         r"listen timed out)$", re.M)
+                         rf"^# Exception\| Exception: ({LISTEN_LATE})$",
+                         re.M)
 CSUM_LATE_RE = re.compile(r"^(rx: missing packets at pf_packet: \d+ < \d+|"
-                          r"write: Connection refused|"
-                          r"Waiting for port listen timed out)$")
+                          rf"write: Connection refused|{LISTEN_LATE})$")
 
 
 def _failed_only_with(out, res, err_re, ok_re):
