@@ -450,6 +450,9 @@ struct vx3_hw_stats {
  * @shared_dma: DMA address of @shared
  * @mf_table: multicast filter table
  * @mf_table_dma: DMA address of @mf_table
+ * @pm_conf: wake-up configuration the device reads
+ * @pm_conf_dma: DMA address of @pm_conf
+ * @wol: WAKE_* events the user enabled (rtnl)
  * @qs: queues of the running configuration, NULL while down
  * @xdp_tx: the running XDP ring for ndo_xdp_xmit, NULL while down
  * @xdp_prog: the attached XDP program (rtnl), or NULL
@@ -480,6 +483,9 @@ struct vx3_priv {
 	dma_addr_t shared_dma;
 	u8 *mf_table;
 	dma_addr_t mf_table_dma;
+	struct vx3_pm_conf *pm_conf;
+	dma_addr_t pm_conf_dma;
+	u32 wol;
 	struct vx3_qset *qs;
 	struct vx3_tx_ring __rcu *xdp_tx;
 	struct bpf_prog *xdp_prog;
@@ -502,6 +508,9 @@ struct vx3_priv {
 
 #define VX3_MF_TABLE_ENTRIES		64
 
+/* Wake-on-LAN events vx3 offers */
+#define VX3_WOL_SUPPORTED		WAKE_MAGIC
+
 /* vx3_dev.c */
 u32 vx3_cmd(struct vx3_priv *priv, u32 cmd);
 void vx3_irq_unmask(struct vx3_priv *priv, u8 idx);
@@ -514,6 +523,7 @@ void vx3_write_vlan_filter(struct vx3_priv *priv);
 void vx3_write_queue_descs(struct vx3_priv *priv, struct vx3_qset *qs);
 int vx3_activate(struct vx3_priv *priv, struct vx3_qset *qs);
 void vx3_reset_dev(struct vx3_priv *priv);
+void vx3_write_pm_conf(struct vx3_priv *priv, bool arm);
 void vx3_read_hw_stats(struct vx3_priv *priv, struct vx3_qset *qs,
 		       struct vx3_hw_stats *hw);
 

@@ -9,6 +9,7 @@
 
 #include <linux/bitfield.h>
 #include <linux/etherdevice.h>
+#include <linux/ethtool.h>
 #include <linux/netdevice.h>
 #include <linux/unaligned.h>
 
@@ -361,6 +362,43 @@ void vx3_reset_dev(struct vx3_priv *priv)
 	writel(VX3_CMD_QUIESCE_DEV, priv->bar1 + VX3_REG_CMD);
 	writel(VX3_CMD_RESET_DEV, priv->bar1 + VX3_REG_CMD);
 	priv->active = false;
+	spin_unlock_irqrestore(&priv->cmd_lock, flags);
+}
+
+/**
+ * vx3_write_pm_conf() - arm or disarm the device's wake-up events
+ * @priv: driver private data
+ * @arm: true: wake on the events of @priv->wol; false: on none
+ *
+ * Writes the power management configuration and its descriptor in
+ * DriverShared and makes the device read them. A device that is not
+ * active may have forgotten the DriverShared address (RESET_DEV does),
+ * and the command reads DriverShared wherever it is registered: so the
+ * address is given again first.
+ */
+void vx3_write_pm_conf(struct vx3_priv *priv, bool arm)
+{
+	struct vx3_pm_conf *pm = priv->pm_conf;
+	struct vx3_shared *sh = priv->shared;
+	unsigned long flags;
+	u16 events = 0;
+
+	if (arm && (priv->wol & WAKE_MAGIC))
+		events |= VX3_PM_WAKE_MAGIC;
+
+	spin_lock_irqsave(&priv->cmd_lock, flags);
+	memset(pm, 0, sizeof(*pm));
+	pm->wake_events = cpu_to_le16(events);
+	sh->pm_conf.ver = cpu_to_le32(VX3_PM_CONF_VER);
+	sh->pm_conf.len = cpu_to_le32(sizeof(*pm));
+	sh->pm_conf.pa = cpu_to_le64(priv->pm_conf_dma);
+	if (!priv->active) {
+		writel(lower_32_bits(priv->shared_dma),
+		       priv->bar1 + VX3_REG_DSAL);
+		writel(upper_32_bits(priv->shared_dma),
+		       priv->bar1 + VX3_REG_DSAH);
+	}
+	vx3_cmd_noread(priv, VX3_CMD_UPDATE_PMCFG);
 	spin_unlock_irqrestore(&priv->cmd_lock, flags);
 }
 

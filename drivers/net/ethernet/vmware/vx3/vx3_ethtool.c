@@ -421,6 +421,36 @@ static void vx3_get_ethtool_stats(struct net_device *netdev,
 	*data = priv->resets;
 }
 
+static void vx3_get_wol(struct net_device *netdev,
+			struct ethtool_wolinfo *wol)
+{
+	struct vx3_priv *priv = netdev_priv(netdev);
+
+	wol->supported = VX3_WOL_SUPPORTED;
+	wol->wolopts = priv->wol;
+}
+
+/* The events are armed when the machine suspends or powers off; turning
+ * them off also disarms the device now.
+ */
+static int vx3_set_wol(struct net_device *netdev,
+		       struct ethtool_wolinfo *wol)
+{
+	struct vx3_priv *priv = netdev_priv(netdev);
+	int err;
+
+	if (wol->wolopts & ~VX3_WOL_SUPPORTED)
+		return -EOPNOTSUPP;
+
+	err = device_set_wakeup_enable(&priv->pdev->dev, !!wol->wolopts);
+	if (err)
+		return err;
+	priv->wol = wol->wolopts;
+	if (!priv->wol)
+		vx3_write_pm_conf(priv, false);
+	return 0;
+}
+
 static const struct ethtool_ops vx3_ethtool_ops = {
 	.supported_coalesce_params	= 0,
 	.get_drvinfo			= vx3_get_drvinfo,
@@ -437,6 +467,8 @@ static const struct ethtool_ops vx3_ethtool_ops = {
 	.get_sset_count			= vx3_get_sset_count,
 	.get_strings			= vx3_get_strings,
 	.get_ethtool_stats		= vx3_get_ethtool_stats,
+	.get_wol			= vx3_get_wol,
+	.set_wol			= vx3_set_wol,
 };
 
 /**

@@ -44,6 +44,7 @@ enum vx3_cmd {
 	VX3_CMD_UPDATE_RX_MODE		= 0xcafe0003,
 	VX3_CMD_UPDATE_MAC_FILTERS	= 0xcafe0004,
 	VX3_CMD_UPDATE_VLAN_FILTERS	= 0xcafe0005,
+	VX3_CMD_UPDATE_PMCFG		= 0xcafe0008,
 	VX3_CMD_UPDATE_FEATURE		= 0xcafe0009,
 	VX3_CMD_GET_STATS		= 0xf00d0001,
 	VX3_CMD_GET_LINK		= 0xf00d0002,
@@ -99,6 +100,63 @@ enum vx3_cmd {
 #define VX3_VF_TABLE_WORDS		128
 
 /**
+ * struct vx3_conf_desc - where a variable-length configuration lives
+ * @ver: version of the configuration's layout
+ * @len: its length in bytes
+ * @pa: its DMA address
+ */
+struct vx3_conf_desc {
+	__le32 ver;
+	__le32 len;
+	__le64 pa;
+};
+
+/* Power management configuration, read on VX3_CMD_UPDATE_PMCFG */
+#define VX3_PM_CONF_VER			1
+#define VX3_PM_MAX_FILTERS		6
+#define VX3_PM_MAX_PATTERN		128
+#define VX3_PM_MAX_MASK			(VX3_PM_MAX_PATTERN / 8)
+
+/* vx3_pm_conf.wake_events */
+#define VX3_PM_WAKE_MAGIC		BIT(0)	/* magic packet */
+#define VX3_PM_WAKE_FILTER		BIT(1)	/* a packet matching a filter */
+
+/**
+ * struct vx3_pm_filter - a wake-up pattern
+ * @mask_len: bytes used in @mask
+ * @pattern_len: bytes used in @pattern
+ * @mask: bit i set: byte i of the frame must equal @pattern[i]
+ * @pattern: the bytes to match, from the start of the frame
+ * @pad: reserved
+ */
+struct vx3_pm_filter {
+	u8 mask_len;
+	u8 pattern_len;
+	u8 mask[VX3_PM_MAX_MASK];
+	u8 pattern[VX3_PM_MAX_PATTERN];
+	u8 pad[6];
+};
+
+/**
+ * struct vx3_pm_conf - the wake-up configuration the device reads
+ * @wake_events: VX3_PM_WAKE_* events that wake the guest
+ * @num_filters: valid entries in @filters
+ * @pad: reserved
+ * @filters: patterns for VX3_PM_WAKE_FILTER
+ */
+struct vx3_pm_conf {
+	__le16 wake_events;
+	u8 num_filters;
+	u8 pad[5];
+	struct vx3_pm_filter filters[VX3_PM_MAX_FILTERS];
+};
+
+static_assert(sizeof(struct vx3_conf_desc) == 16);
+static_assert(sizeof(struct vx3_pm_filter) == 152);
+static_assert(offsetof(struct vx3_pm_conf, filters) == 8);
+static_assert(sizeof(struct vx3_pm_conf) == 920);
+
+/**
  * struct vx3_shared - the DriverShared area the device reads at activation
  * @magic: VX3_SHARED_MAGIC
  * @pad: reserved
@@ -128,7 +186,7 @@ enum vx3_cmd {
  * @mf_table_pa: DMA address of the multicast table
  * @vf_table: VLAN filter bitmap
  * @rss_conf: RSS configuration descriptor, unused
- * @pm_conf: power management configuration descriptor, unused
+ * @pm_conf: location of the power management configuration
  * @plugin_conf: plugin configuration descriptor, unused
  * @ecr: event cause bits, written by the device
  * @rsvd3: reserved
@@ -162,7 +220,7 @@ struct vx3_shared {
 	__le64 mf_table_pa;
 	__le32 vf_table[VX3_VF_TABLE_WORDS];
 	__le32 rss_conf[4];
-	__le32 pm_conf[4];
+	struct vx3_conf_desc pm_conf;
 	__le32 plugin_conf[4];
 	__le32 ecr;
 	__le32 rsvd3[5];
@@ -174,6 +232,7 @@ static_assert(offsetof(struct vx3_shared, auto_mask) == 0x50);
 static_assert(offsetof(struct vx3_shared, intr_ctrl) == 0x6c);
 static_assert(offsetof(struct vx3_shared, rx_mode) == 0x78);
 static_assert(offsetof(struct vx3_shared, vf_table) == 0x88);
+static_assert(offsetof(struct vx3_shared, pm_conf) == 0x298);
 static_assert(offsetof(struct vx3_shared, ecr) == 0x2b8);
 static_assert(sizeof(struct vx3_shared) == 0x2d0);
 

@@ -362,10 +362,14 @@ static int vx3_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	priv->mf_table = dmam_alloc_coherent(&pdev->dev,
 					     VX3_MF_TABLE_ENTRIES * ETH_ALEN,
 					     &priv->mf_table_dma, GFP_KERNEL);
-	if (!priv->shared || !priv->mf_table) {
+	priv->pm_conf = dmam_alloc_coherent(&pdev->dev, sizeof(*priv->pm_conf),
+					    &priv->pm_conf_dma, GFP_KERNEL);
+	if (!priv->shared || !priv->mf_table || !priv->pm_conf) {
 		err = -ENOMEM;
 		goto err_clear_master;
 	}
+	/* The device wakes on magic packets; the user enables it */
+	device_set_wakeup_capable(&pdev->dev, true);
 
 	vx3_read_perm_addr(priv);
 
@@ -413,6 +417,18 @@ static void vx3_remove(struct pci_dev *pdev)
 	free_netdev(netdev);
 }
 
+/* With Wake-on-LAN enabled, tell the device to wake the machine on the
+ * user's events; the device is reset, so it does nothing else. Returns
+ * whether wake-up was armed.
+ */
+static bool vx3_arm_wol(struct vx3_priv *priv)
+{
+	if (!priv->wol)
+		return false;
+	vx3_write_pm_conf(priv, true);
+	return true;
+}
+
 /* Suspend, freeze and poweroff: the queues are freed as by a close; the
  * device loses its state (S3 resets it), so nothing else is kept.
  */
@@ -429,6 +445,7 @@ static int vx3_suspend(struct device *dev)
 	cancel_work_sync(&priv->reset_work);
 
 	writel(VX3_CMD_RESET_DEV, priv->bar1 + VX3_REG_CMD);
+	vx3_arm_wol(priv);
 	return 0;
 }
 
@@ -444,6 +461,8 @@ static int vx3_resume(struct device *dev)
 	err = vx3_dev_init(priv);
 	if (err)
 		return err;
+	if (priv->wol)
+		vx3_write_pm_conf(priv, false);
 
 	rtnl_lock();
 	if (netif_running(netdev)) {
@@ -474,6 +493,9 @@ static void vx3_shutdown(struct pci_dev *pdev)
 
 	/* A kexec'd kernel finds a quiet device */
 	writel(VX3_CMD_RESET_DEV, priv->bar1 + VX3_REG_CMD);
+	/* Only a powered-off machine is woken; the rest reboots */
+	if (system_state == SYSTEM_POWER_OFF && vx3_arm_wol(priv))
+		pci_wake_from_d3(pdev, true);
 	pci_clear_master(pdev);
 }
 
