@@ -30,7 +30,7 @@ cd "$ROOT" || exit 1
 # list, to try the whole flow quickly.)
 STOCK_TESTS=${VX3_STOCK_TESTS:-"smoke@swiotlb smoke@iommu conformance
 	datapath forward hwgro stats reconfig lifecycle upstream xdp.pass
-	xdp.drop xdp.aborted xdp.veth_xmit"}
+	xdp.drop xdp.aborted xdp.veth_xmit wol"}
 DEBUG_TESTS=${VX3_DEBUG_TESTS:-"dmaerr churn
 	faultinject.pp_alloc_traffic xdp.tx xdp.redirect xdp.cpumap
 	xdp.multibuf xdp.reconfig_traffic xdp.rmmod_attached"}
