@@ -35,10 +35,31 @@ void vx3_schedule_reset(struct vx3_priv *priv)
 	schedule_work(&priv->reset_work);
 }
 
+/* The device's link state, read only while it is active: between the
+ * quiesce and the activation of a reconfiguration or a reset a late
+ * link event is ignored, and vx3_up() reads the state again.
+ */
+static bool vx3_read_link(struct vx3_priv *priv, u32 *link)
+{
+	unsigned long flags;
+	bool active;
+
+	spin_lock_irqsave(&priv->cmd_lock, flags);
+	active = priv->active;
+	if (active) {
+		writel(VX3_CMD_GET_LINK, priv->bar1 + VX3_REG_CMD);
+		*link = readl(priv->bar1 + VX3_REG_CMD);
+	}
+	spin_unlock_irqrestore(&priv->cmd_lock, flags);
+	return active;
+}
+
 static void vx3_update_link(struct vx3_priv *priv)
 {
-	u32 link = vx3_cmd(priv, VX3_CMD_GET_LINK);
+	u32 link;
 
+	if (!vx3_read_link(priv, &link))
+		return;
 	if (link & VX3_LINK_UP) {
 		WRITE_ONCE(priv->link_speed, FIELD_GET(VX3_LINK_SPEED, link));
 		if (!netif_carrier_ok(priv->netdev))
@@ -226,7 +247,9 @@ err_irqs:
  * @qs: the running queue set
  *
  * After this the device does no DMA and raises no interrupt; the queues
- * keep their RX buffers so they can be started again or freed.
+ * keep their RX buffers so they can be started again or freed. The
+ * carrier is left alone: a reconfiguration swaps the queues under it,
+ * and a close or a reset turns it off.
  *
  * Context: rtnl held.
  */
@@ -257,11 +280,15 @@ void vx3_down(struct vx3_priv *priv, struct vx3_qset *qs)
 			netif_queue_set_napi(netdev, 0, NETDEV_QUEUE_TYPE_RX,
 					     NULL);
 	}
+	/* With the carrier on, the watchdog checks stopped queues: their
+	 * last transmit may be long ago on an idle link, so they start the
+	 * timeout afresh now.
+	 */
+	for (i = 0; i < netdev->num_tx_queues; i++)
+		txq_trans_cond_update(netdev_get_tx_queue(netdev, i));
 	netif_tx_disable(netdev);
 	vx3_free_irqs(priv, qs, qs->num_vec,
 		      priv->intr_mode == VX3_INTR_MSIX);
-	/* No event interrupt can turn the carrier on again now */
-	netif_carrier_off(netdev);
 	vx3_qset_drain(qs);
 }
 
@@ -280,6 +307,8 @@ static void vx3_reset_task(struct work_struct *work)
 	netdev_warn(netdev, "resetting the device\n");
 	priv->resets++;
 	vx3_down(priv, priv->qs);
+	/* A device error may take the link down; vx3_up() reads it again */
+	netif_carrier_off(netdev);
 	err = vx3_up(priv, priv->qs);
 	if (err) {
 		netdev_err(netdev, "reset failed (%d), closing\n", err);

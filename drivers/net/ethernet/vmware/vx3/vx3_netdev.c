@@ -261,6 +261,8 @@ void vx3_close_queues(struct vx3_priv *priv)
 	if (!priv->qs)
 		return;
 	vx3_down(priv, priv->qs);
+	/* No event interrupt can turn the carrier on again now */
+	netif_carrier_off(priv->netdev);
 	vx3_free_qset(priv, vx3_swap_qset(priv, NULL));
 }
 
@@ -282,7 +284,10 @@ static int vx3_stop(struct net_device *netdev)
  * @extack: netlink extended ACK for errors, may be NULL
  *
  * The new queues are allocated before the running ones are stopped; if
- * anything fails the old configuration keeps running.
+ * anything fails the old configuration keeps running. The interface is
+ * not closed and the carrier stays as it is: the queues are swapped under
+ * a quiesced datapath, and the link state read after the activation
+ * decides.
  *
  * Context: rtnl held.
  * Return: 0 on success, negative errno on failure.
@@ -327,6 +332,7 @@ int vx3_reconfigure(struct vx3_priv *priv, const struct vx3_cfg *cfg,
 			netdev_err(netdev, "device refused the new configuration and the old one (%d), closing\n",
 				   err);
 			vx3_free_qset(priv, vx3_swap_qset(priv, NULL));
+			netif_carrier_off(netdev);
 			dev_close(netdev);
 			return err;
 		}

@@ -55,6 +55,16 @@ tx_backlog_reconfig
     (tc -s qdisc) must drain to 0 and the BQL inflight count of every TX
     queue return to 0: the driver must wake its queues after a
     reconfiguration itself. A fresh 1 MiB TCP transfer and pings work.
+carrier_kept (vx3 only: vmxnet3 has no ethtool -L, and its MTU change
+    and XDP attach take the carrier down)
+    A user's reconfiguration swaps the queues without closing the
+    interface: /sys/class/net/DEV/carrier_changes must not move across MTU
+    1500 -> 9000 -> 1500, ethtool -G rx 256 rx-jumbo 256 tx 256 and back,
+    ethtool -L tx (another count and back, if there is more than one),
+    ethtool -K lro off / on, and attaching and detaching an XDP program
+    (vx3_xdp.bpf.c xdp_pass), while TCP transfers alternate peer -> guest
+    and guest -> peer (8 MiB each, SHA-256 checked at both ends) until the
+    last change is done.
 channels_traffic (vx3 only: vmxnet3 cannot change channels)
     ethtool -L tx 7 / 0 / 3 / original, 4 parallel iperf streams; with
     8 TX queues at least two queues must carry packets (qstats); then
@@ -65,6 +75,7 @@ channels_traffic (vx3 only: vmxnet3 cannot change channels)
 import os
 import re
 import shlex
+import threading
 import time
 
 from lib.nic import (Traffic, channels, copybreak, diag, ensure_ip,
@@ -456,6 +467,106 @@ def test_tx_backlog_reconfig(ctx):
     expect_bql_drained(ctx)
     ping(ctx)
     tcp_integrity(ctx, 1 << 20, rx=False, port=5995)
+
+
+def _carrier_changes(ctx):
+    return int(ctx.vm.check(f"cat /sys/class/net/{ctx.ifname(1)}/"
+                            f"carrier_changes"))
+
+
+class _Transfers:
+    """TCP transfers with integrity check, alternating directions, one
+    after the other in a thread until stop(); the first failure is kept
+    and raised by stop()."""
+
+    def __init__(self, ctx, nbytes, port):
+        self.ctx, self.nbytes, self.port = ctx, nbytes, port
+        self.done = [0, 0]
+        self.err = None
+        self._stop = threading.Event()
+        self._t = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self):
+        i = 0
+        try:
+            while not self._stop.is_set():
+                rx = i % 2 == 0
+                tcp_integrity(self.ctx, self.nbytes, rx=rx,
+                              port=self.port + i % 20)
+                self.done[0 if rx else 1] += 1
+                i += 1
+        except BaseException as e:
+            self.err = e
+
+    def start(self):
+        self._t.start()
+        return self
+
+    def stop(self, timeout=600):
+        self._stop.set()
+        self._t.join(timeout)
+        if self._t.is_alive():
+            raise AssertionError("TCP transfer did not finish")
+        if self.err is not None:
+            raise self.err
+
+
+def _load_xdp(ctx):
+    """Pin the programs of vx3_xdp.bpf.c under /sys/fs/bpf/reconf."""
+    ctx.vm.check("mount -t bpf bpf /sys/fs/bpf 2>/dev/null; "
+                 "[ -e /sys/fs/bpf/reconf ] || bpftool prog loadall "
+                 "/usr/lib/vx3/vx3_xdp.bpf.o /sys/fs/bpf/reconf "
+                 "pinmaps /sys/fs/bpf/reconfm")
+
+
+@only_vx3("vmxnet3 has no ethtool -L, and its MTU change and XDP attach "
+          "take the carrier down")
+def test_carrier_kept(ctx):
+    reset_nic(ctx)
+    vm, ifn = ctx.vm, ctx.ifname(1)
+    _load_xdp(ctx)
+    rmax, rcur = rings(vm, ifn)
+    cmax, ccur = channels(vm, ifn)
+    steps = [f"ip link set {ifn} mtu 9000", f"ip link set {ifn} mtu 1500",
+             f"ethtool -G {ifn} rx 256 rx-jumbo 256 tx 256",
+             f"ethtool -G {ifn} rx {rcur['RX']} rx-jumbo "
+             f"{rcur['RX Jumbo']} tx {rcur['TX']}"]
+    if cmax["TX"] > 0:
+        other = cmax["TX"] if ccur["TX"] != cmax["TX"] else 0
+        steps += [f"ethtool -L {ifn} tx {other}",
+                  f"ethtool -L {ifn} tx {ccur['TX']}"]
+    else:
+        diag("one TX channel only: ethtool -L not exercised")
+    steps += [f"ethtool -K {ifn} lro off", f"ethtool -K {ifn} lro on",
+              f"ip link set dev {ifn} xdpdrv pinned "
+              f"/sys/fs/bpf/reconf/xdp_pass",
+              f"ip link set dev {ifn} xdpdrv off"]
+
+    before = _carrier_changes(ctx)
+    xfer = _Transfers(ctx, 8 << 20, 5750).start()
+    seen = []
+    try:
+        # The first transfer is under way before the first change
+        time.sleep(3)
+        for cmd in steps:
+            guest_ok(ctx, cmd)
+            ensure_ip(ctx)
+            seen.append((cmd, _carrier_changes(ctx)))
+            time.sleep(1)
+    finally:
+        try:
+            xfer.stop()
+        finally:
+            vm.run(f"ip link set dev {ifn} xdpdrv off; ip link set {ifn} "
+                   f"mtu 1500; ethtool -K {ifn} lro on")
+    after = _carrier_changes(ctx)
+    diag(f"carrier_changes {before} -> {after}; TCP transfers intact: "
+         f"{xfer.done[0]} peer -> guest, {xfer.done[1]} guest -> peer")
+    ctx.expect(xfer.done[0] and xfer.done[1], "no complete TCP transfer")
+    ctx.expect(after == before, "the carrier changed during user "
+               "reconfigurations (carrier_changes after each step):\n" +
+               "\n".join(f"  {n}  {c}" for c, n in seen))
+    expect_flowing_idle(ctx)
 
 
 @only_vx3("vmxnet3 has no ethtool -L (set_channels)")
