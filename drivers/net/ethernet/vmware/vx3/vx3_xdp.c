@@ -459,10 +459,18 @@ static int vx3_xdp_setup(struct vx3_priv *priv, struct bpf_prog *prog,
 	cfg.xdp = !!prog;
 	cfg.mtu = netdev->mtu;
 	priv->xdp_prog = prog;
+	/* LRO is off while a program without frags support is attached: the
+	 * device stops aggregating before the program sees a packet. What a
+	 * detach or a frags-aware program allows again comes back after the
+	 * old program stopped running, below.
+	 */
+	if (prog && !prog->aux->xdp_has_frags)
+		netdev_update_features(netdev);
 	if (cfg.xdp != priv->cfg.xdp) {
 		err = vx3_reconfigure(priv, &cfg, extack);
 		if (err) {
 			priv->xdp_prog = old;
+			netdev_update_features(netdev);
 			return err;
 		}
 	} else if (priv->qs) {
@@ -471,7 +479,6 @@ static int vx3_xdp_setup(struct vx3_priv *priv, struct bpf_prog *prog,
 	if (old)
 		bpf_prog_put(old);
 
-	/* LRO is off while a program without frags support is attached */
 	netdev_update_features(netdev);
 	return 0;
 }

@@ -43,6 +43,13 @@ update_rx_prod
     valid fill indexes: in range, advancing, and at idle at (or a little
     behind, never ahead of) the ring's fill boundary given by its gen
     bits.
+xdp_lro_order (vx3)
+    With LRO on, attaching a program without frags support (xdp_pass)
+    activates the device on new queues: it must be activated with LRO
+    already off in DriverShared.uptFeatures (no UPDATE_FEATURE command
+    after that ACTIVATE, and the field has no LRO), so that no aggregate
+    reaches the program. Detaching turns LRO on again after the queues
+    without the program are activated.
 bad_rx_idx, bad_rx_rqid, bad_rx_len, bad_rx_ring1_sop, bad_tx_comp (vx3)
     A device that breaks the completion protocol: a real completion is
     rewritten before the driver sees it (its interrupt index is masked
@@ -67,6 +74,7 @@ guest-physical (no IOMMU).
 import json
 import os
 import shlex
+import struct
 import threading
 import time
 
@@ -598,6 +606,68 @@ def test_update_rx_prod(ctx):
                        f"{fill} ({lag} descriptors later; a value past the "
                        f"boundary announces unposted buffers)")
     ctx.expect(not bad, "updateRxProd not honoured:\n" + "\n".join(bad))
+
+
+CMD_UPDATE_FEATURE = 0xCAFE0009
+UPT_F_LRO = 1 << 3
+
+
+def _cmds_since(dev, since):
+    """BAR1 command register writes after mark `since`, in order."""
+    dev.poll()
+    return [w.val for w in dev.writes
+            if w.bar == 1 and w.off == ds.REG_CMD and w.seq > since]
+
+
+def _upt_lro(dev):
+    """LRO in DriverShared.uptFeatures of the latest ACTIVATE."""
+    spa = dev.shared_pa()
+    with dev.halted():
+        return bool(struct.unpack_from("<Q", dev.read(spa + 0x18, 8))[0] &
+                    UPT_F_LRO)
+
+
+@only_driver("vx3")
+def test_xdp_lro_order(ctx):
+    """LRO is off in the device when the queues of a program without frags
+    support start, and comes back after a detach."""
+    vm, dev, ifn = ctx.vm, _dev(ctx), ctx.ifname(1)
+    vm.check("mount -t bpf bpf /sys/fs/bpf 2>/dev/null; [ -e /sys/fs/bpf/"
+             "conf ] || bpftool prog loadall /usr/lib/vx3/vx3_xdp.bpf.o "
+             "/sys/fs/bpf/conf pinmaps /sys/fs/bpf/confm")
+    vm.check(f"ethtool -K {ifn} lro on")
+    ctx.expect(_upt_lro(dev), "LRO is not on in uptFeatures to begin with")
+    bad = []
+    m = dev.mark()
+    vm.check(f"ip -force link set dev {ifn} xdpdrv pinned "
+             f"/sys/fs/bpf/conf/xdp_pass")
+    try:
+        wait_carrier(ctx)
+        cmds = _cmds_since(dev, m)
+        lro = _upt_lro(dev)
+        diag(f"attach: commands {[hex(c) for c in cmds]}, LRO in "
+             f"uptFeatures: {lro}")
+        ctx.expect(ds.CMD_ACTIVATE in cmds, "attaching did not activate "
+                   "the device on new queues")
+        after = cmds[len(cmds) - cmds[::-1].index(ds.CMD_ACTIVATE):]
+        if CMD_UPDATE_FEATURE in after:
+            bad.append("UPDATE_FEATURE after the ACTIVATE of the program's "
+                       "queues: they ran with the features of before (LRO "
+                       "on) for a while")
+        if lro:
+            bad.append("LRO on in uptFeatures under a program without "
+                       "frags support")
+        m = dev.mark()
+    finally:
+        vm.check(f"ip link set dev {ifn} xdpdrv off")
+    wait_carrier(ctx)
+    cmds = _cmds_since(dev, m)
+    lro = _upt_lro(dev)
+    diag(f"detach: commands {[hex(c) for c in cmds]}, LRO in uptFeatures: "
+         f"{lro}")
+    if not lro:
+        bad.append("LRO did not come back in uptFeatures after the detach")
+    ctx.expect(not bad, "feature order at XDP attach:\n" + "\n".join(bad))
 
 
 # --- d. a broken device ----------------------------------------------------------
