@@ -259,6 +259,11 @@ void vx3_rx_queue_free(struct vx3_rx_queue *rxq)
  * buffer (copied, dropped or skipped packet) posts it again. When the
  * device asks for it (updateRxProd), it is told the new fill index.
  *
+ * One slot always stays unposted: with every slot posted the fill index
+ * would equal the device's consumer index, and a host that compares the
+ * producer register with its own index would take the full ring for an
+ * empty one.
+ *
  * Allocations never sleep, also when vx3_rx_queue_reset() fills a ring in
  * process context: 6.12's page_pool records a new page's DMA mapping with
  * xa_alloc_bh(), and a sleeping gfp there allocates with BHs disabled
@@ -270,7 +275,7 @@ static void vx3_rx_ring_refill(struct vx3_rx_queue *rxq, struct vx3_rx_ring *r)
 {
 	u32 mask = r->size - 1, start = r->fill;
 
-	while (r->fill - r->used < r->size) {
+	while (r->fill - r->used < r->size - 1) {
 		struct vx3_rx_buf *b = &r->buf[r->fill & mask];
 		struct vx3_desc *d = &r->desc[r->fill & mask];
 		u32 headroom = 0;

@@ -43,6 +43,15 @@ update_rx_prod
     valid fill indexes: in range, advancing, and at idle at (or a little
     behind, never ahead of) the ring's fill boundary given by its gen
     bits.
+rx_ring_not_full
+    Every RX ring keeps one slot unposted, so that the producer index never
+    equals the consumer index of a full ring (which a host reads as an
+    empty one). After an activation (MTU 1400 and back to 1500) the
+    first RXPROD and RXPROD2 values are not 0, the device's index after
+    ACTIVATE, and the gen bits show exactly size - 1 posted descriptors in
+    each ring; after peer -> guest TCP with updateRxProd set, at idle, no
+    ring is completely posted and the last RXPROD/RXPROD2 value differs
+    from the device's next index.
 xdp_lro_order (vx3)
     With LRO on, attaching a program without frags support (xdp_pass)
     activates the device on new queues: it must be activated with LRO
@@ -606,6 +615,90 @@ def test_update_rx_prod(ctx):
                        f"{fill} ({lag} descriptors later; a value past the "
                        f"boundary announces unposted buffers)")
     ctx.expect(not bad, "updateRxProd not honoured:\n" + "\n".join(bad))
+
+
+def _rx_posted(dev, rxq, r, used):
+    """Descriptors of RX ring r posted from the device's next index `used`
+    on, by their gen bits (VM halted by the caller)."""
+    gens = ds.rx_gens(dev.rx_ring(rxq, r))
+    size = len(gens)
+    g, n, i = gens[used], 0, used
+    while n < size and gens[i] == g:
+        n += 1
+        i += 1
+        if i == size:
+            i, g = 0, 1 - g
+    return n
+
+
+def _rx_not_full_check(dev, lay, since, what, activation):
+    """Problems with full RX rings: writes of RXPROD/RXPROD2 since mark
+    `since` equal to the device's index, every descriptor posted
+    (activation: the first value follows ACTIVATE, where the device is at
+    0, and exactly size - 1 descriptors are posted). VM halted by the
+    caller. Returns (problems, info lines)."""
+    rxq = lay.rx[0]
+    used = _rx_state(dev, lay)[:2]
+    bad, info = [], []
+    for r, reg, name in ((0, ds.REG_RXPROD, "RXPROD[0]"),
+                         (1, ds.REG_RXPROD2, "RXPROD2[0]")):
+        size = rxq.ring_size[r]
+        posted = _rx_posted(dev, rxq, r, used[r])
+        vals = [v for _, v in dev.bar0(reg, 0, since=since)]
+        info.append(f"{what}: ring {r}: size {size}, device at {used[r]}, "
+                    f"{posted} posted from there; {name}: {len(vals)} "
+                    f"writes {vals[:3]}{'...' if len(vals) > 3 else ''}"
+                    f"{f', last {vals[-1]}' if len(vals) > 3 else ''}")
+        if posted >= size and not activation:
+            bad.append(f"{what}: ring {r}: all {size} descriptors posted, "
+                       f"no slot kept free")
+        if activation:
+            if not vals:
+                bad.append(f"{what}: {name} not written after ACTIVATE")
+            elif vals[0] % size == 0:
+                bad.append(f"{what}: {name} written with {vals[0]} after "
+                           f"ACTIVATE, the device's own index: a host sees "
+                           f"an empty ring")
+            if posted != size - 1:
+                bad.append(f"{what}: ring {r}: {posted} of {size} "
+                           f"descriptors posted, not size - 1")
+        elif vals and vals[-1] % size == used[r]:
+            bad.append(f"{what}: last {name} value {vals[-1]} is the "
+                       f"device's next index with {posted} descriptors "
+                       f"posted: a host sees an empty ring")
+    return bad, info
+
+
+def test_rx_ring_not_full(ctx):
+    """One RX slot stays unposted: the producer index never equals the
+    consumer's, after an activation and after a refill with
+    updateRxProd."""
+    vm, dev, ifn = ctx.vm, _dev(ctx), ctx.ifname(1)
+    # A fresh activation: the driver posts both rings and writes RXPROD
+    # and RXPROD2 once
+    for mtu in (1400, 1500):
+        vm.check(f"ip link set {ifn} mtu {mtu}")
+    wait_carrier(ctx)
+    lay = dev.layout()
+    act = dev.activations()[-1]
+    bad = ["after ACTIVATE: " + b for b in _idle_check(
+        ctx, lambda: _rx_not_full_check(dev, lay, act, "activation", True))]
+
+    _set_update_rx_prod(dev, lay, 1)
+    try:
+        m = dev.mark()
+        iperf_peer_to_guest(ctx, 3)
+        bad += ["after TCP with updateRxProd: " + b for b in _idle_check(
+            ctx, lambda: _rx_not_full_check(dev, lay, m, "refill", False))]
+        with dev.halted():
+            n = len(dev.bar0(ds.REG_RXPROD, 0, since=m))
+        ctx.expect(n, "no RXPROD write under updateRxProd: the refill "
+                   "was not observed")
+    finally:
+        cur = dev.layout()
+        if cur.qdesc_pa == lay.qdesc_pa:
+            _set_update_rx_prod(dev, lay, 0)
+    ctx.expect(not bad, "RX rings posted completely:\n" + "\n".join(bad))
 
 
 CMD_UPDATE_FEATURE = 0xCAFE0009
