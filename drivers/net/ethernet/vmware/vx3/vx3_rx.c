@@ -265,11 +265,11 @@ void vx3_rx_queue_free(struct vx3_rx_queue *rxq)
  * empty one.
  *
  * Allocations never sleep, also when vx3_rx_queue_reset() fills a ring in
- * process context: 6.12's page_pool records a new page's DMA mapping with
+ * process context: the page_pool records a new page's DMA mapping with
  * xa_alloc_bh(), and a sleeping gfp there allocates with BHs disabled
- * once the xarray needs a node ("sleeping function called from invalid
- * context", seen in the fail-nth sweep of ring resizes). A ring left
- * short is filled by NAPI and the refill timer.
+ * once the xarray needs a node. Nor do they warn: a failure is counted
+ * in alloc_fail, and a ring left short is filled by NAPI and the refill
+ * timer.
  */
 static void vx3_rx_ring_refill(struct vx3_rx_queue *rxq, struct vx3_rx_ring *r)
 {
@@ -284,13 +284,11 @@ static void vx3_rx_ring_refill(struct vx3_rx_queue *rxq, struct vx3_rx_ring *r)
 
 		if (!b->page) {
 			if (r->btype == VX3_RXD_BTYPE_HEAD) {
-				b->page = page_pool_alloc_frag(rxq->pp,
-							       &b->offset,
-							       r->truesize,
-							       GFP_ATOMIC);
+				b->page = page_pool_dev_alloc_frag(rxq->pp,
+								   &b->offset,
+								   r->truesize);
 			} else {
-				b->page = page_pool_alloc_pages(rxq->pp,
-								GFP_ATOMIC);
+				b->page = page_pool_dev_alloc_pages(rxq->pp);
 				b->offset = 0;
 			}
 			if (!b->page) {
