@@ -130,7 +130,7 @@ enum vx3_txc_stat {
 	VX3_TXCS_PACKETS,	/* packets completed by the device */
 	VX3_TXCS_BYTES,		/* their bytes */
 	VX3_TXCS_WAKES,		/* times the queue was woken */
-	VX3_TXCS_BAD_COMP,	/* completions outside the posted window */
+	VX3_TXCS_BAD_COMP,	/* completions not ending the oldest packet */
 	VX3_TXCS_NUM
 };
 

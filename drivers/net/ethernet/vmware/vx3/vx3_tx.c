@@ -446,8 +446,13 @@ err_map:
  * @tx: the ring, a stack queue or the XDP ring
  * @budget: NAPI budget, 0 from netpoll
  *
- * Return: false if the device reported a completion for a descriptor that
- * is not the end of an outstanding packet; the caller resets the device.
+ * The device completes packets in order: each completion names the EOP
+ * descriptor of the oldest outstanding packet, the first EOP from @tx->tail.
+ *
+ * Return: false if the device reported a completion for any other
+ * descriptor (outside the posted window, not an EOP, or the EOP of a
+ * later packet); nothing past it is completed and the caller resets the
+ * device.
  */
 bool vx3_tx_clean(struct vx3_tx_ring *tx, int budget)
 {
@@ -459,7 +464,7 @@ bool vx3_tx_clean(struct vx3_tx_ring *tx, int budget)
 		struct vx3_desc *c = &tx->comp[tx->comp_head & mask];
 		__le32 gen = vx3_ring_gen(tx->comp_head, tx->size) ?
 			     cpu_to_le32(VX3_COMP_GEN) : 0;
-		u32 idx, dist;
+		u32 idx, head, end;
 
 		if ((c->w[3] & cpu_to_le32(VX3_COMP_GEN)) != gen)
 			break;
@@ -467,16 +472,20 @@ bool vx3_tx_clean(struct vx3_tx_ring *tx, int budget)
 
 		/* The producer index is read after the completion: the
 		 * device can complete a packet as soon as xmit published it.
+		 * The oldest packet ends at the first EOP (the descriptor
+		 * that holds the packet) from tail.
 		 */
 		idx = FIELD_GET(VX3_TXC_IDX, le32_to_cpu(c->w[0]));
-		dist = (idx - tail) & mask;
-		if (idx >= tx->size || dist >= READ_ONCE(tx->head) - tail ||
-		    !tx->buf[idx].skb) {
+		head = READ_ONCE(tx->head);
+		for (end = tail; end != head; end++)
+			if (tx->buf[end & mask].skb)
+				break;
+		if (end == head || (end & mask) != idx) {
 			ok = false;
 			break;
 		}
 
-		for (; dist; dist--, tail++)
+		for (; tail != end; tail++)
 			vx3_tx_unmap(tx, &tx->buf[tail & mask]);
 		vx3_tx_unmap(tx, &tx->buf[idx]);
 		bytes += vx3_tx_free_packet(&tx->buf[idx], budget);

@@ -68,6 +68,13 @@ bad_rx_idx, bad_rx_rqid, bad_rx_len, bad_rx_ring1_sop, bad_tx_comp (vx3)
     the next TX completion slot. Each time the driver counts it
     (rx0_drop_bad / tx0_bad_comp), resets once (resets + 1), carries
     traffic again, and dmesg stays clean.
+bad_tx_comp_skip (vx3)
+    A TX completion that skips a packet: with every interrupt index
+    masked, UDP datagrams to a silent neighbour are completed by QEMU on
+    one TX queue; the oldest packet's completion is replaced by the next
+    packet's real one (its EOP, the right gen bit) and the later slots are
+    taken back. The driver must count it (tx<q>_bad_comp), reset once,
+    carry TCP again, and BQL's inflight count must return to 0.
 rx_skip (vx3)
     QEMU itself skips ring-0 descriptors posted as BODY (consumed, never
     completed): k = 2, 3 descriptors at the device's position are turned
@@ -88,8 +95,8 @@ import threading
 import time
 
 from lib import devside as ds
-from lib.nic import (diag, ethtool_stats, kv, link_stats, ping, tool,
-                     wait_carrier, wait_listen)
+from lib.nic import (diag, ethtool_stats, expect_bql_drained, kv, link_stats,
+                     ping, tool, wait_carrier, wait_listen)
 from lib.test import iperf_guest_to_peer, iperf_peer_to_guest, only_driver
 
 NICS = 1
@@ -965,6 +972,90 @@ def test_bad_tx_comp(ctx):
                f"bad TX completion: expected tx0_bad_comp +1 and resets +1, "
                f"got +{d_bad} and +{d_res}")
     _traffic_again(ctx)
+
+
+@only_driver("vx3")
+def test_bad_tx_comp_skip(ctx):
+    """A device that skips a packet: with the interrupts masked, the guest
+    sends UDP datagrams (no reply) and QEMU completes them on one TX
+    queue; the completion of the oldest one is replaced by the next
+    packet's real completion (its EOP, the right generation) and the later
+    slots are taken back, as if the device had completed packet 2 while
+    packet 1 was outstanding. The driver must count it, reset once, and
+    carry TCP again with BQL drained (packet 1 neither leaked nor left in
+    flight)."""
+    vm, dev, ifn = ctx.vm, _dev(ctx), ctx.ifname(1)
+    forged = None
+    for attempt in range(3):
+        lay = dev.layout()
+        base = dev.bar_address(0) + ds.REG_IMR
+        imrs = sorted({q.intr_idx for q in lay.tx} |
+                      {q.intr_idx for q in lay.rx})
+        # Mask twice: a poll running at the first mask unmasks at its end
+        for _ in range(2):
+            with dev.halted():
+                for i in imrs:
+                    dev.write32(base + 8 * i, 1)
+                start = [ds.gen_boundary(ds.comp_gens(dev.tx_comp(q)))
+                         for q in lay.tx]
+            time.sleep(0.3)
+        before = _stats(ctx)
+        try:
+            vm.check("vx3-udp send 198.18.1.99 9 4 64 64 1 1000")
+            with dev.halted():
+                for q, txq in enumerate(lay.tx):
+                    comp = dev.tx_comp(txq)
+                    size = len(comp)
+                    s0, g0 = start[q]
+                    s1, _ = ds.gen_boundary(ds.comp_gens(comp))
+                    k = (s1 - s0) % size
+                    if k < 2:
+                        continue
+                    real = [comp[(s0 + j) % size][0] & 0xFFF
+                            for j in range(k)]
+                    for j in range(k):
+                        slot = (s0 + j) % size
+                        g = g0 if s0 + j < size else 1 - g0
+                        if j == 0:
+                            # Packet 2's completion in packet 1's slot
+                            words = [real[1], 0, 0, ds.COMP_GEN if g else 0]
+                        else:
+                            # Not written (yet): the previous lap's gen
+                            words = [0, 0, 0, 0 if g else ds.COMP_GEN]
+                        dev.write_entry(txq.comp_pa + ds.DESC_SIZE * slot,
+                                        words)
+                    forged = (q, s0, real)
+                    break
+        finally:
+            with dev.halted():
+                for i in imrs:
+                    dev.write32(base + 8 * i, 0)
+        if forged:
+            break
+        diag(f"attempt {attempt + 1}: no TX queue completed two packets "
+             f"while masked, again")
+    ctx.expect(forged, "the device completed no two packets on one queue")
+    q, s0, real = forged
+    diag(f"TX queue {q}: completions at slot {s0} for descriptors {real}; "
+         f"slot {s0} now names {real[1]}, the later slots are taken back")
+    bad_key = f"tx{q}_bad_comp"
+    _peer_broadcast(ctx)
+    after = _wait_counter(ctx, before, (bad_key, "resets"))
+    d_bad = after.get(bad_key, 0) - before.get(bad_key, 0)
+    d_res = after["resets"] - before["resets"]
+    if not (d_bad == 1 and d_res == 1):
+        rc, out = vm.run(f"grep . /sys/class/net/{ifn}/queues/tx-*/"
+                         f"byte_queue_limits/inflight")
+        diag(f"BQL inflight: {out.strip()}")
+    ctx.expect(d_bad == 1 and d_res == 1,
+               f"TX completion skipping a packet: expected {bad_key} +1 "
+               f"and resets +1, got +{d_bad} and +{d_res}")
+    _traffic_again(ctx)
+    expect_bql_drained(ctx)
+    st = _stats(ctx)
+    ctx.expect(st["resets"] == after["resets"],
+               f"more resets after recovery "
+               f"({after['resets']} -> {st['resets']})")
 
 
 def _ring0_posted(dev, lay):
