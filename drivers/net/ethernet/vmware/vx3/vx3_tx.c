@@ -15,11 +15,16 @@
  * vx3_tx_free_desc() - descriptors a producer may fill
  * @tx: the ring
  *
- * Return: entries neither posted nor waiting for their completion.
+ * One entry always stays unused: TXPROD carries the index of the next
+ * descriptor to fill, and on a full ring that index would equal the
+ * device's own, which a host comparing indices takes for an empty ring.
+ *
+ * Return: entries neither posted nor waiting for their completion, less
+ * the one kept unused.
  */
 u32 vx3_tx_free_desc(const struct vx3_tx_ring *tx)
 {
-	return tx->size - (READ_ONCE(tx->head) - READ_ONCE(tx->tail));
+	return tx->size - 1 - (READ_ONCE(tx->head) - READ_ONCE(tx->tail));
 }
 
 /**

@@ -190,12 +190,16 @@ static int vx3_xdp_post(struct vx3_tx_ring *tx, struct xdp_frame *frame,
 					     VX3_TXD_MAX_LEN);
 	}
 	/* The device may have completed frames the RX queue's NAPI has not
-	 * reclaimed yet (a redirect flood from another CPU outruns it):
-	 * reclaim them here before giving up. A broken completion is left
-	 * for the NAPI poll, which resets the device.
+	 * reclaimed yet (a redirect flood from another CPU outruns it), or
+	 * the ring may hold frames still waiting for their doorbell (a poll
+	 * of XDP_TX frames as long as the ring): ring for those and reclaim
+	 * what the device completed before giving up. A broken completion is
+	 * left for the NAPI poll, which resets the device.
 	 */
-	if (need > vx3_tx_free_desc(tx))
+	if (need > vx3_tx_free_desc(tx)) {
+		vx3_tx_kick(tx);
 		vx3_tx_clean(tx, 0);
+	}
 	if (need > vx3_tx_free_desc(tx))
 		return -ENOSPC;
 

@@ -28,6 +28,13 @@ xdp_txprod
     the reflections on its XDP ring (the device's last TX queue), vmxnet3
     on a stack queue. Every reflection arrives, and every TXPROD write of
     every queue follows the producer index and txThreshold.
+xdp_ring_full (vx3)
+    One TX descriptor stays unused. TX rings of 64 entries, txThreshold
+    64 on the XDP ring and XDP_TX of an unpaced UDP flood (polls of 64
+    packets, one doorbell at the end of each): some doorbell must come
+    after 63 descriptors, none after a whole lap (a TXPROD value equal to
+    the previous one, which a host comparing indices takes for an empty
+    ring).
 deferred_doorbells (vx3)
     With txThreshold raised through the gdbstub and TSO off (GSO batches
     whose segments come with xmit_more), the driver rings less often than
@@ -399,6 +406,70 @@ def test_xdp_txprod(ctx):
 
 
 # --- b. deferred doorbells ----------------------------------------------------
+
+
+@only_driver("vx3")
+def test_xdp_ring_full(ctx):
+    """The XDP ring never fills: one descriptor stays unused, so that no
+    doorbell carries the producer index of the previous one (a whole
+    lap, which a host comparing indices takes for an empty ring). TX rings
+    of 64 entries, txThreshold 64 on the XDP ring (a doorbell at the end
+    of each poll only), XDP_TX of an unpaced UDP flood: polls of 64
+    packets each."""
+    vm, dev, ifn = ctx.vm, _dev(ctx), ctx.ifname(1)
+    size = 64
+    old = dev.layout().tx[0].ring_size
+    vm.check("mount -t bpf bpf /sys/fs/bpf 2>/dev/null; "
+             "[ -e /sys/fs/bpf/conf/xdp_tx_all ] || bpftool prog "
+             "loadall /usr/lib/vx3/vx3_xdp.bpf.o /sys/fs/bpf/conf "
+             "pinmaps /sys/fs/bpf/confm")
+    vm.check(f"ethtool -G {ifn} tx {size}")
+    vm.check(f"ip -force link set dev {ifn} xdpdrv pinned "
+             f"/sys/fs/bpf/conf/xdp_tx_all")
+    lay = None
+    try:
+        wait_carrier(ctx)
+        lay = dev.layout()
+        xq = lay.tx[-1]
+        ctx.expect(xq.ring_size == size, f"XDP ring of {xq.ring_size} "
+                   f"entries, not {size}: {lay.tx}")
+        with dev.halted():
+            dev.write32(xq.pa + 4, size)
+        m = dev.mark()
+        before = _stats(ctx)
+        vm.peer_check(1, f"{shlex.quote(tool(vm, 'vx3-udp'))} send "
+                      f"{vm.guest_ip4(1)} 9999 20000 64 64 1",
+                      timeout=120)
+        time.sleep(1)
+        with dev.halted():
+            vals = [v for _, v in dev.bar0(ds.REG_TXPROD, xq.q, since=m)]
+            prev = dev.bar0(ds.REG_TXPROD, xq.q,
+                            since=dev.activations()[-1])
+        st = _stats(ctx)
+    finally:
+        if lay is not None and dev.layout().qdesc_pa == lay.qdesc_pa:
+            with dev.halted():
+                dev.write32(lay.tx[-1].pa + 4, 1)
+        vm.check(f"ip link set dev {ifn} xdpdrv off")
+        vm.check(f"ethtool -G {ifn} tx {old}")
+    allv = [v for _, v in prev]
+    first = len(allv) - len(vals)
+    steps = [(allv[i] - allv[i - 1]) % size for i in range(max(first, 1),
+                                                          len(allv))]
+    tx_err = st.get("rx0_xdp_tx_err", 0) - before.get("rx0_xdp_tx_err", 0)
+    diag(f"XDP ring: {len(vals)} doorbells, descriptors per doorbell "
+         f"{_histogram(steps)}; XDP_TX frames dropped: {tx_err}")
+    ctx.expect(vals, "no doorbell on the XDP ring")
+    full = steps.count(0)
+    ctx.expect(not full, f"{full} doorbells repeat the previous TXPROD "
+               f"value: a whole lap of {size} descriptors was published "
+               f"(the ring was full)")
+    ctx.expect(not tx_err, f"{tx_err} XDP_TX frames dropped: a full XDP "
+               f"ring waited for the end of the poll to ring")
+    ctx.expect(steps and max(steps) >= size - 1,
+               f"no doorbell came after {size - 1} descriptors: the flood "
+               f"never filled the ring, nothing was tested")
+    _traffic_again(ctx)
 
 
 def _set_tx_threshold(dev, lay, value):
