@@ -390,6 +390,10 @@ netdev_tx_t vx3_start_xmit(struct sk_buff *skb, struct net_device *netdev)
 	/* The queue is stopped while fewer than VX3_TX_DESC_NEEDED are free */
 	if (WARN_ON_ONCE(need > vx3_tx_free_desc(tx))) {
 		netif_tx_stop_queue(tx->txq);
+		/* No later packet of this batch will ring for the ones
+		 * already published: the queue is stopped now
+		 */
+		vx3_tx_kick(tx);
 		vx3_tx_drop(tx, skb, VX3_TXS_DROPS, SKB_DROP_REASON_FULL_RING);
 		return NETDEV_TX_OK;
 	}
