@@ -177,8 +177,7 @@ static u32 vx3_tx_desc_count(const struct sk_buff *skb)
 /* Set up checksum or segmentation offload; returns the w3 bits of the
  * first descriptor and the MSS/checksum-offset field, or an error.
  */
-static int vx3_tx_offload(struct vx3_tx_ring *tx, struct sk_buff *skb,
-			  u32 *w2, u32 *w3)
+static int vx3_tx_offload(struct sk_buff *skb, u32 *w2, u32 *w3)
 {
 	u32 start, hlen;
 	int err;
@@ -202,7 +201,6 @@ static int vx3_tx_offload(struct vx3_tx_ring *tx, struct sk_buff *skb,
 		*w2 |= FIELD_PREP(VX3_TXD_MSSCOF, skb_shinfo(skb)->gso_size);
 		*w3 |= FIELD_PREP(VX3_TXD_OM, VX3_OM_TSO) |
 		       FIELD_PREP(VX3_TXD_HLEN, hlen);
-		vx3_tx_stat_inc(tx, VX3_TXS_TSO);
 		return 0;
 	}
 
@@ -218,7 +216,6 @@ static int vx3_tx_offload(struct vx3_tx_ring *tx, struct sk_buff *skb,
 	*w2 |= FIELD_PREP(VX3_TXD_MSSCOF, start + skb->csum_offset);
 	*w3 |= FIELD_PREP(VX3_TXD_OM, VX3_OM_CSUM) |
 	       FIELD_PREP(VX3_TXD_HLEN, start);
-	vx3_tx_stat_inc(tx, VX3_TXS_CSUM);
 	return 0;
 }
 
@@ -398,7 +395,7 @@ netdev_tx_t vx3_start_xmit(struct sk_buff *skb, struct net_device *netdev)
 		return NETDEV_TX_OK;
 	}
 
-	if (vx3_tx_offload(tx, skb, &w2, &w3)) {
+	if (vx3_tx_offload(skb, &w2, &w3)) {
 		vx3_tx_drop(tx, skb, VX3_TXS_DROPS, SKB_DROP_REASON_NOMEM);
 		return NETDEV_TX_OK;
 	}
@@ -442,6 +439,12 @@ netdev_tx_t vx3_start_xmit(struct sk_buff *skb, struct net_device *netdev)
 		vx3_tx_stat_inc(tx, VX3_TXS_STOPS);
 	ring = __netdev_tx_sent_queue(tx->txq, skb->len, netdev_xmit_more());
 	vx3_tx_publish(tx, first, ring);
+
+	/* Offloads count once the packet is the device's */
+	if (FIELD_GET(VX3_TXD_OM, w3) == VX3_OM_TSO)
+		vx3_tx_stat_inc(tx, VX3_TXS_TSO);
+	else if (FIELD_GET(VX3_TXD_OM, w3) == VX3_OM_CSUM)
+		vx3_tx_stat_inc(tx, VX3_TXS_CSUM);
 	return NETDEV_TX_OK;
 
 err_map:

@@ -17,8 +17,12 @@ tx_map_err
     device; up to 8 rounds of 4 s until vx3 counts a failure (for vmxnet3,
     which counts none, until the kernel logs a new "swiotlb buffer is
     full"). vx3 must count the failures (ethtool -S tx<q>_map_err > 0; the
-    packet is dropped, nothing leaks). vmxnet3 (reference): its drop
-    counters are printed. The swiotlb debugfs usage (io_tlb_used and its
+    packet is dropped, nothing leaks) and must count in tx<q>_tso only
+    the TSO packets the device got: their sum grows exactly as much as
+    the device's TSOPktsTxOK (plus pktsTxError and pktsTxDiscard), read
+    from the TX queue descriptors through the gdbstub after GET_STATS
+    (lib/devside.py; the BAR write trace finds them). vmxnet3
+    (reference): its drop counters are printed. The swiotlb debugfs usage (io_tlb_used and its
     high-water mark) is printed for both.
 tx_recovers
     Afterwards the TX queue keeps flowing: 1 MiB of TCP guest -> peer and
@@ -33,13 +37,16 @@ rmmod
 """
 
 import re
+import struct
 
+from lib import devside as ds
 from lib.nic import (diag, ethtool_stats, expect_bql_drained, link_stats, ping,
                      tcp_integrity, wait_carrier)
 
 NICS = 1
 VARIANTS = ("swiotlb-tiny",)
 MAP_ERR_RE = re.compile(r"^tx\d+_map_err$")
+TSO_RE = re.compile(r"^tx\d+_tso$")
 
 
 def setup(ctx):
@@ -50,10 +57,41 @@ def setup(ctx):
     rc, out = vm.run(f"ethtool -G {ifn} rx 32 rx-jumbo 32 || "
                      f"ethtool -G {ifn} rx 32")
     diag(f"{ctx.driver}: ethtool -G {ifn} rx 32: rc={rc} {out.strip()}")
+    first = "dev" not in ctx.state
+    if first:
+        # Trace before the link comes up: ACTIVATE and DSAL/DSAH happen then
+        ctx.state["dev"] = ds.DeviceSide(vm)
+        ctx.state["dev"].start_trace()
     ctx.config_ip(1)
     wait_carrier(ctx)
+    if first:
+        ctx.state["dev"].attach()
     rc, out = vm.run("dmesg | grep -i 'software io tlb\\|swiotlb' | head -3")
     diag(out)
+
+
+def teardown(ctx):
+    dev = ctx.state.get("dev")
+    if dev is not None:
+        dev.close()
+        dev.stop_trace()
+
+
+def _tso_counts(ctx):
+    """(sum of the driver's tx<q>_tso, the device's TSOPktsTxOK, its
+    pktsTxError + pktsTxDiscard, the number of ACTIVATEs so far): the
+    device's counters of every TX queue, after a GET_STATS (which
+    ndo_get_stats64 issues), since the last ACTIVATE."""
+    vm, dev = ctx.vm, ctx.state["dev"]
+    st = ethtool_stats(vm, ctx.ifname(1))
+    vm.check("cat /proc/net/dev >/dev/null")
+    lay = dev.layout()
+    with dev.halted():
+        raw = [dev.read(q.pa + 0x58, 80) for q in lay.tx]
+    ok = sum(struct.unpack_from("<Q", r, 0)[0] for r in raw)
+    bad = sum(sum(struct.unpack_from("<QQ", r, 0x40)) for r in raw)
+    drv = sum(v for k, v in st.items() if TSO_RE.match(k))
+    return drv, ok, bad, len(dev.activations())
 
 
 def _map_errs(ctx):
@@ -90,6 +128,7 @@ def test_tx_map_err(ctx):
     tlob = vm.check("sysctl -n net.ipv4.tcp_limit_output_bytes").strip()
     a = link_stats(vm, ifn)
     before = _map_errs(ctx)[0] if ctx.driver == "vx3" else 0
+    tso0 = _tso_counts(ctx)
     full_before = _pool_full(vm)
     _set_tx_limits(vm, ifn, 16 << 20, 16 << 20)
     srv = vm.peer_bg(1, "exec iperf -s -p 5701")
@@ -110,6 +149,7 @@ def test_tx_map_err(ctx):
         srv.stop()
         _set_tx_limits(vm, ifn, 0, tlob)
     b = link_stats(vm, ifn)
+    tso1 = _tso_counts(ctx)
     sw = str(_pool_full(vm))
     d = {k: b[k] - a[k] for k in ("tx_packets", "tx_dropped", "tx_errors")}
     diag(f"{ctx.driver}: swiotlb after: {_swiotlb_usage(vm)}")
@@ -124,6 +164,15 @@ def test_tx_map_err(ctx):
                f"1 MiB bounce pool ('swiotlb buffer is full' messages: "
                f"{sw.strip()}); counters: "
                f"{ {k: v for k, v in st.items() if k.startswith('tx')} }")
+    ctx.expect(tso1[3] == tso0[3], "the device was activated again during "
+               "the load: its counters restarted")
+    drv, ok, bad = (tso1[i] - tso0[i] for i in range(3))
+    diag(f"vx3: TSO packets: driver tx*_tso +{drv}, device TSOPktsTxOK "
+         f"+{ok}, pktsTxError + pktsTxDiscard +{bad}")
+    ctx.expect(ok <= drv <= ok + bad,
+               f"tx*_tso grew by {drv} but the device got {ok} TSO packets "
+               f"(+{bad} failed): TSO counted for packets dropped on a "
+               f"mapping failure")
 
 
 def test_tx_recovers(ctx):
