@@ -563,7 +563,7 @@ u32 vx3_tx_free_desc(const struct vx3_tx_ring *tx);
 void vx3_tx_post(struct vx3_tx_ring *tx, u32 *pos, dma_addr_t dma, u32 len,
 		 enum vx3_tx_map map, u32 w2, u32 w3, u32 first);
 void vx3_tx_unwind(struct vx3_tx_ring *tx, u32 first, u32 pos);
-void vx3_tx_publish(struct vx3_tx_ring *tx, u32 first, bool kick);
+void vx3_tx_publish(struct vx3_tx_ring *tx, u32 first, u32 pkts, bool kick);
 void vx3_tx_kick(struct vx3_tx_ring *tx);
 
 /* vx3_rx.c */

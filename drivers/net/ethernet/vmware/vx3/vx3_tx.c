@@ -307,8 +307,8 @@ static void vx3_tx_doorbell(struct vx3_tx_ring *tx)
  */
 void vx3_tx_kick(struct vx3_tx_ring *tx)
 {
-	if (tx->qd->num_deferred) {
-		tx->qd->num_deferred = 0;
+	if (READ_ONCE(tx->qd->num_deferred)) {
+		WRITE_ONCE(tx->qd->num_deferred, 0);
 		vx3_tx_doorbell(tx);
 	}
 }
@@ -317,24 +317,28 @@ void vx3_tx_kick(struct vx3_tx_ring *tx)
  * vx3_tx_publish() - hand a written packet to the device
  * @tx: the ring; @tx->head already past the packet
  * @first: the packet's first descriptor
+ * @pkts: packets it puts on the wire: its TSO segments, else 1
  * @kick: ring the doorbell (end of a batch)
  *
- * txNumDeferred counts the packets published since the last TXPROD write;
- * TXPROD (the index of the next free descriptor) is written when the
- * caller ends a batch and whenever txNumDeferred reaches the device's
- * txThreshold. The first descriptor's generation flip is the last write
- * before the doorbell: the device may take the packet from then on.
+ * txNumDeferred counts the packets published since the last TXPROD write,
+ * a TSO packet as its segments (the interface's definition); TXPROD (the
+ * index of the next free descriptor) is written when the caller ends a
+ * batch and whenever txNumDeferred reaches the device's txThreshold. The
+ * first descriptor's generation flip is the last write before the
+ * doorbell: the device may take the packet from then on.
  */
-void vx3_tx_publish(struct vx3_tx_ring *tx, u32 first, bool kick)
+void vx3_tx_publish(struct vx3_tx_ring *tx, u32 first, u32 pkts, bool kick)
 {
 	struct vx3_desc *d = &tx->desc[first & (tx->size - 1)];
 	u32 deferred, threshold;
 
-	/* The device writes txThreshold; 0 would mean every packet */
-	deferred = le32_to_cpu(tx->qd->num_deferred) + 1;
+	/* The device may write both words at any time; a txThreshold of 0
+	 * would mean every packet
+	 */
+	deferred = le32_to_cpu(READ_ONCE(tx->qd->num_deferred)) + pkts;
 	threshold = le32_to_cpu(READ_ONCE(tx->qd->threshold));
 	kick |= deferred >= threshold;
-	tx->qd->num_deferred = cpu_to_le32(kick ? 0 : deferred);
+	WRITE_ONCE(tx->qd->num_deferred, cpu_to_le32(kick ? 0 : deferred));
 
 	dma_wmb();
 	d->w[2] ^= cpu_to_le32(VX3_TXD_GEN);
@@ -370,7 +374,7 @@ static void vx3_tx_drop(struct vx3_tx_ring *tx, struct sk_buff *skb,
 netdev_tx_t vx3_start_xmit(struct sk_buff *skb, struct net_device *netdev)
 {
 	struct vx3_priv *priv = netdev_priv(netdev);
-	u32 w2 = 0, w3 = 0, first, pos, eop, need, i;
+	u32 w2 = 0, w3 = 0, first, pos, eop, need, segs, i;
 	struct vx3_tx_ring *tx;
 	bool ring, stopped;
 	dma_addr_t dma;
@@ -431,6 +435,8 @@ netdev_tx_t vx3_start_xmit(struct sk_buff *skb, struct net_device *netdev)
 	tx->buf[eop].type = VX3_TX_SKB;
 	WRITE_ONCE(tx->head, pos);
 	skb_tx_timestamp(skb);
+	/* Read before the device may complete and free the skb */
+	segs = skb_is_gso(skb) ? max_t(u32, skb_shinfo(skb)->gso_segs, 1) : 1;
 
 	stopped = !netif_txq_maybe_stop(tx->txq, vx3_tx_free_desc(tx),
 					VX3_TX_DESC_NEEDED,
@@ -438,7 +444,7 @@ netdev_tx_t vx3_start_xmit(struct sk_buff *skb, struct net_device *netdev)
 	if (stopped)
 		vx3_tx_stat_inc(tx, VX3_TXS_STOPS);
 	ring = __netdev_tx_sent_queue(tx->txq, skb->len, netdev_xmit_more());
-	vx3_tx_publish(tx, first, ring);
+	vx3_tx_publish(tx, first, segs, ring);
 
 	/* Offloads count once the packet is the device's */
 	if (FIELD_GET(VX3_TXD_OM, w3) == VX3_OM_TSO)
@@ -478,7 +484,7 @@ bool vx3_tx_clean(struct vx3_tx_ring *tx, int budget)
 			     cpu_to_le32(VX3_COMP_GEN) : 0;
 		u32 idx, head, end;
 
-		if ((c->w[3] & cpu_to_le32(VX3_COMP_GEN)) != gen)
+		if ((READ_ONCE(c->w[3]) & cpu_to_le32(VX3_COMP_GEN)) != gen)
 			break;
 		dma_rmb();
 
@@ -487,7 +493,7 @@ bool vx3_tx_clean(struct vx3_tx_ring *tx, int budget)
 		 * The oldest packet ends at the first EOP (the descriptor
 		 * that holds the packet) from tail.
 		 */
-		idx = FIELD_GET(VX3_TXC_IDX, le32_to_cpu(c->w[0]));
+		idx = FIELD_GET(VX3_TXC_IDX, le32_to_cpu(READ_ONCE(c->w[0])));
 		head = READ_ONCE(tx->head);
 		for (end = tail; end != head; end++)
 			if (tx->buf[end & mask].skb)

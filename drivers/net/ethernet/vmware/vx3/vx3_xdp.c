@@ -239,7 +239,7 @@ static int vx3_xdp_post(struct vx3_tx_ring *tx, struct xdp_frame *frame,
 	tx->buf[eop].frame = frame;
 	tx->buf[eop].type = type;
 	WRITE_ONCE(tx->head, pos);
-	vx3_tx_publish(tx, first, false);
+	vx3_tx_publish(tx, first, 1, false);
 	vx3_xdp_tx_stat_add(tx, type == VX3_TX_XDP_TX ? VX3_TXS_XDP_TX :
 						      VX3_TXS_XDP_XMIT, 1);
 	return 0;

@@ -44,6 +44,12 @@ deferred_doorbells (vx3)
     it 0 at idle, and strands nothing: every UDP datagram of a burst
     arrives and the device has completed every published descriptor.
     Back at txThreshold 1, every packet gets its doorbell again.
+deferred_tso (vx3)
+    txNumDeferred counts a TSO packet as the segments it becomes (the
+    interface's definition): with txThreshold 16 and TSO on, under TCP
+    load, the packets before the last one of each doorbell (read back
+    from the TX ring: om, mss, hlen, length) add up to fewer than
+    txThreshold segments.
 update_rx_prod
     With updateRxProd set through the gdbstub, peer -> guest TCP makes the
     driver write RXPROD (and RXPROD2 when ring 1 carried LRO bodies) with
@@ -634,6 +640,78 @@ def test_deferred_doorbells(ctx):
         bad.append(f"UDP burst: {r['received']} of 2000 datagrams arrived "
                    f"(stranded without a doorbell?): {r}")
     ctx.expect(not bad, "deferred doorbells:\n" + "\n".join(bad))
+
+
+def _segs_per_doorbell(dev, lay, since):
+    """For each TX queue rung since `since`: the packets between
+    consecutive doorbells (still in the ring's last lap) as lists of
+    their segment counts: a TSO packet (om 3) counts
+    ceil((length - hlen) / mss), any other 1. VM halted by the caller."""
+    res = {}
+    dbs = dev.bar0(ds.REG_TXPROD, since=since)
+    for q in sorted({q for q, _ in dbs}):
+        ring = dev.tx_ring(lay.tx[q])
+        size = len(ring)
+        vals = [v % size for wq, v in dbs if wq == q]
+        pos = _unwrap(vals, size, vals[0])
+        per = []
+        for k in range(1, len(vals)):
+            if pos[-1] - pos[k - 1] + 1 >= size:
+                continue
+            pkts, first, length = [], None, 0
+            for i in range(pos[k] - pos[k - 1]):
+                d = ring[(vals[k - 1] + i) % size]
+                if first is None:
+                    first, length = d, 0
+                length += (d[2] & 0x3FFF) or 16384
+                if not d[3] & ds.TXD_EOP:
+                    continue
+                om, mss = (first[3] >> 10) & 3, first[2] >> 18
+                hlen = first[3] & 0x3FF
+                if om == 3 and mss:
+                    pkts.append(max(1, -(-(length - hlen) // mss)))
+                else:
+                    pkts.append(1)
+                first = None
+            per.append(pkts)
+        res[q] = per
+    return res
+
+
+@only_driver("vx3")
+def test_deferred_tso(ctx):
+    """txNumDeferred counts a TSO packet as its segments: with
+    txThreshold 16 and TSO on, under TCP load no doorbell comes after
+    packets whose segments reached txThreshold before its last packet
+    (a 64 KB TSO packet alone reaches it, so it rings at once)."""
+    vm, dev, ifn = ctx.vm, _dev(ctx), ctx.ifname(1)
+    lay = dev.layout()
+    tso = vm.check(f"ethtool -k {ifn} | grep '^tcp-segmentation-offload:'")
+    ctx.expect(": on" in tso, f"TSO is off: {tso}")
+    _set_tx_threshold(dev, lay, TX_THRESHOLD)
+    try:
+        m = dev.mark()
+        _iperf_tx(ctx, 3, 5613, parallel=4)
+        with dev.halted():
+            per = _segs_per_doorbell(dev, lay, m)
+    finally:
+        if dev.layout().qdesc_pa == lay.qdesc_pa:
+            _set_tx_threshold(dev, lay, 1)
+    bad, tso_pkts = [], 0
+    for q, ivs in per.items():
+        over = [iv for iv in ivs if sum(iv[:-1]) >= TX_THRESHOLD]
+        tso_pkts += sum(1 for iv in ivs for n in iv if n >= TX_THRESHOLD)
+        diag(f"TX queue {q}: packets per doorbell "
+             f"{_histogram([len(iv) for iv in ivs])}, segments per "
+             f"doorbell {_histogram([sum(iv) for iv in ivs])}")
+        if over:
+            bad.append(f"TX queue {q}: {len(over)} doorbells came after "
+                       f"packets of {TX_THRESHOLD} or more segments before "
+                       f"the last one (segments per packet, e.g. "
+                       f"{over[:4]}): TSO packets counted as one")
+    ctx.expect(tso_pkts, "no TSO packet of txThreshold segments or more: "
+               "nothing was tested")
+    ctx.expect(not bad, "txNumDeferred and TSO:\n" + "\n".join(bad))
 
 
 # --- c. updateRxProd -----------------------------------------------------------
