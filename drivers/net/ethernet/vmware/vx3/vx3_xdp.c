@@ -405,7 +405,7 @@ int vx3_xdp_xmit(struct net_device *netdev, int n, struct xdp_frame **frames,
 {
 	struct vx3_priv *priv = netdev_priv(netdev);
 	struct vx3_tx_ring *tx;
-	int sent;
+	int sent, err = 0;
 
 	if (unlikely(flags & ~XDP_XMIT_FLAGS_MASK))
 		return -EINVAL;
@@ -419,11 +419,17 @@ int vx3_xdp_xmit(struct net_device *netdev, int n, struct xdp_frame **frames,
 	}
 
 	spin_lock(&tx->xdp_lock);
-	for (sent = 0; sent < n; sent++)
-		if (vx3_xdp_post(tx, frames[sent], VX3_TX_XDP_XMIT))
+	for (sent = 0; sent < n; sent++) {
+		err = vx3_xdp_post(tx, frames[sent], VX3_TX_XDP_XMIT);
+		if (err)
 			break;
+	}
+	/* A frame that could not be mapped counts as map_err only; the
+	 * frames behind it are not tried and count as drops
+	 */
 	if (sent < n)
-		vx3_xdp_tx_stat_add(tx, VX3_TXS_DROPS, n - sent);
+		vx3_xdp_tx_stat_add(tx, VX3_TXS_DROPS,
+				    n - sent - (err == -ENOMEM));
 	if (flags & XDP_XMIT_FLUSH)
 		vx3_tx_kick(tx);
 	spin_unlock(&tx->xdp_lock);

@@ -24,6 +24,13 @@ tx_map_err
     (lib/devside.py; the BAR write trace finds them). vmxnet3
     (reference): its drop counters are printed. The swiotlb debugfs usage (io_tlb_used and its
     high-water mark) is printed for both.
+xdp_xmit_map_err (vx3)
+    Frames of a guest veth's XDP program, redirected into vx3 (its
+    ndo_xdp_xmit maps them), while 8 iperf streams keep the bounce pool
+    full (the limits of tx_map_err), until xdp0_map_err counts failures.
+    Every frame the program redirected is counted exactly once on the XDP
+    ring: xdp0_xmit + xdp0_map_err + xdp0_drops grows by the program's
+    own count (vx3_cnt).
 tx_recovers
     Afterwards the TX queue keeps flowing: 1 MiB of TCP guest -> peer and
     peer -> guest arrive intact (SHA-256), ping works, the qdisc drains
@@ -36,12 +43,15 @@ rmmod
     reported) and the module loads again with a working NIC.
 """
 
+import json
 import re
 import struct
+import time
 
 from lib import devside as ds
 from lib.nic import (diag, ethtool_stats, expect_bql_drained, link_stats, ping,
                      tcp_integrity, wait_carrier)
+from lib.test import only_driver
 
 NICS = 1
 VARIANTS = ("swiotlb-tiny",)
@@ -173,6 +183,86 @@ def test_tx_map_err(ctx):
                f"tx*_tso grew by {drv} but the device got {ok} TSO packets "
                f"(+{bad} failed): TSO counted for packets dropped on a "
                f"mapping failure")
+
+
+def _prog_count(vm):
+    """Packets the XDP programs counted (map vx3_cnt, key 0)."""
+    out = vm.check("bpftool -j map dump pinned /sys/fs/bpf/dmaerrm/vx3_cnt")
+    for e in json.loads(out):
+        f = e.get("formatted", e)
+        if int(f["key"]) == 0:
+            return int(f["value"])
+    return 0
+
+
+def _xdp_ring(st):
+    return {k: st.get(f"xdp0_{k}", 0) for k in ("xmit", "map_err", "drops")}
+
+
+@only_driver("vx3")
+def test_xdp_xmit_map_err(ctx):
+    vm, ifn = ctx.vm, ctx.ifname(1)
+    ping(ctx, wait=30)
+    idx = int(vm.check(f"cat /sys/class/net/{ifn}/ifindex"))
+    dst = vm.peer_check(1, f"cat /sys/class/net/{vm.tap(1)}/address").strip()
+    src = vm.check(f"cat /sys/class/net/{ifn}/address").strip()
+
+    def le(v, n):
+        return " ".join(str((v >> (8 * i)) & 0xFF) for i in range(n))
+
+    def mac8(m):
+        return " ".join(str(int(x, 16)) for x in m.split(":")) + " 0 0"
+    vm.run("modprobe veth")
+    vm.check("mount -t bpf bpf /sys/fs/bpf 2>/dev/null; "
+             "[ -e /sys/fs/bpf/dmaerr ] || bpftool prog loadall "
+             "/usr/lib/vx3/vx3_xdp.bpf.o /sys/fs/bpf/dmaerr "
+             "pinmaps /sys/fs/bpf/dmaerrm")
+    vm.check(f"bpftool map update pinned /sys/fs/bpf/dmaerrm/vx3_ports key "
+             f"{le(0, 4)} value {le(idx, 4)} && bpftool map update pinned "
+             f"/sys/fs/bpf/dmaerrm/vx3_cfg key {le(0, 4)} value {mac8(dst)} "
+             f"&& bpftool map update pinned /sys/fs/bpf/dmaerrm/vx3_cfg key "
+             f"{le(1, 4)} value {mac8(src)}")
+    vm.check("ip netns add vx3x && ip link add vx3a type veth peer name "
+             "vx3b netns vx3x && ip addr add 10.99.0.1/24 dev vx3a && "
+             "ip link set vx3a up && ip -n vx3x addr add 10.99.0.2/24 dev "
+             "vx3b && ip -n vx3x link set vx3b up && ip -n vx3x route add "
+             "198.18.1.0/24 via 10.99.0.1 && "
+             "ip netns exec vx3x ethtool -K vx3b tx off")
+    tlob = vm.check("sysctl -n net.ipv4.tcp_limit_output_bytes").strip()
+    _set_tx_limits(vm, ifn, 16 << 20, 16 << 20)
+    srv = vm.peer_bg(1, "exec iperf -s -p 5721")
+    try:
+        vm.check("ip -force link set dev vx3a xdpdrv pinned "
+                 "/sys/fs/bpf/dmaerr/xdp_redirect")
+        vm.peer(1, "for i in $(seq 50); do ss -Hltn 'sport = :5721' | "
+                   "grep -q . && exit 0; sleep 0.1; done")
+        p0, s0 = _prog_count(vm), _xdp_ring(ethtool_stats(vm, ifn))
+        for _ in range(8):
+            cli = vm.bg(f"exec iperf -c {vm.peer_ip4(1)} -p 5721 -t 4 -P 8 "
+                        f"-l 256K")
+            time.sleep(0.5)
+            vm.run("ip netns exec vx3x vx3-udp send 198.18.1.1 9999 4000 "
+                   "16 1000 7 0", timeout=60)
+            cli.stop()
+            if _xdp_ring(ethtool_stats(vm, ifn))["map_err"] > s0["map_err"]:
+                break
+        # The last frames are sent (completed) once the doorbell rang
+        time.sleep(1)
+        p1, s1 = _prog_count(vm), _xdp_ring(ethtool_stats(vm, ifn))
+    finally:
+        srv.stop()
+        _set_tx_limits(vm, ifn, 0, tlob)
+        vm.run("ip link set dev vx3a xdpdrv off; ip link del vx3a; "
+               "ip netns del vx3x")
+    d = {k: s1[k] - s0[k] for k in s1}
+    redirected = p1 - p0
+    diag(f"vx3: veth XDP redirected {redirected} frames into vx3: xdp0 {d}")
+    ctx.expect(d["map_err"] > 0, f"no xdp0_map_err with a full bounce pool "
+               f"(xdp0 {d}): nothing was tested")
+    ctx.expect(sum(d.values()) == redirected,
+               f"xdp0_xmit + xdp0_map_err + xdp0_drops grew by "
+               f"{sum(d.values())} for {redirected} redirected frames: "
+               f"{d}")
 
 
 def test_tx_recovers(ctx):
