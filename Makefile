@@ -51,7 +51,8 @@ VX3_RELEASE_TESTS := intx pm qinq dkms
 check-reference: deps
 	@$(MAKE) --no-print-directory modules
 	@rc=0; \
-	$(PYTHON) $(CURDIR)/scripts/vx3-series/series.py check --full || rc=1; \
+	$(PYTHON) $(CURDIR)/scripts/vx3-series/series.py check --full \
+		--dry-run || rc=1; \
 	rm -rf $(CURDIR)/build/bench-smoke; \
 	$(PYTHON) $(CURDIR)/tools/testing/selftests/drivers/net/vx3/bench/bench.py \
 		--smoke --outdir $(CURDIR)/build/bench-smoke || rc=1; \

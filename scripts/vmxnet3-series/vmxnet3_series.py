@@ -15,6 +15,11 @@ checked-out state of $VX3_SERIES_CACHE/linux is never changed here; the
 x86_64 and i386 build directories, the ccache and the lock are series.py's.
 Warnings that vx3-base already has are not held against a patch: the
 builds and kernel-doc are compared with those of the base.
+
+The committed patch files carry no identity: each is applied From: the
+poster (series.py's VX3_POSTER or git config) with git am --signoff, the
+poster committing. A placeholder identity is refused unless --dry-run
+(or VX3_SERIES_DRY_RUN=1) asks for patches marked as not for posting.
 """
 
 import argparse
@@ -24,6 +29,7 @@ import os
 import re
 import shutil
 import sys
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -64,6 +70,28 @@ def patch_files():
     return files
 
 
+def identity_lines(path):
+    """The From: and Signed-off-by: lines of a committed patch file,
+    which must have none: the poster's are added (make())."""
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    head, _, rest = text.partition("\n\n")
+    msg = rest.split("\n---\n")[0]
+    return [x for x in head.split("\n") if x.startswith("From:")] + \
+        [x for x in msg.split("\n") if re.match(r"(?i)signed-off-by:", x)]
+
+
+def with_author(path, who, tmp):
+    """A copy of a committed patch file in tmp with From: who."""
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().split("\n")
+    lines.insert(1 if lines[0].startswith("From ") else 0, f"From: {who}")
+    out = os.path.join(tmp, os.path.basename(path))
+    with open(out, "w", encoding="utf-8") as f:
+        f.write("\n".join(lines))
+    return out
+
+
 def ensure_work():
     """A sparse clone of the series tree with drivers/net/vmxnet3 only;
     made again when the tree's base commit changed."""
@@ -94,21 +122,33 @@ def cover_template():
     return subject[len("subject: "):].strip(), body.strip("\n")
 
 
-def make(timing):
-    """git am of the patch files on vx3-base, format-patch of the result.
-    Returns (commits, output patches without the cover letter)."""
+def make(timing, poster, outdir=OUTDIR):
+    """git am of the patch files on vx3-base, from and signed off by the
+    poster, format-patch of the result into outdir. Returns (commits,
+    output patches without the cover letter)."""
     t0 = time.time()
     files = patch_files()
-    who = series.author()
+    carry = [f"{os.path.basename(f)}: {x}" for f in files
+             for x in identity_lines(f)]
+    if carry:
+        raise Fail("the committed patches must carry no identity (the "
+                   "poster's From: and Signed-off-by are added from "
+                   f"{series.POSTER_VAR} or git config): remove\n" +
+                   "\n".join(carry))
+    who = poster.who
     date = git("log", "-1", "--format=%cI", cwd=ROOT).stdout.strip()
     env = series.ident_env(who, date)
-    # Only the committer is ours; the author and date come with the patch
+    # The committer is the poster, who signs off (git am --signoff); the
+    # author is the poster too (From:), the date comes with the patch
     env = {k: v for k, v in env.items() if k.startswith("GIT_COMMITTER")}
     ensure_work()
     git("am", "--abort", cwd=WORK, check=False)
     git("checkout", "-q", "-f", "--detach", series.BASE_TAG, cwd=WORK)
     git("clean", "-q", "-f", "-d", "-x", "--", DRV_DIR, cwd=WORK)
-    p = git("am", "-q", "--no-3way", *files, cwd=WORK, env=env, check=False)
+    with tempfile.TemporaryDirectory() as tmp:
+        mbox = [with_author(f, who, tmp) for f in files]
+        p = git("am", "-q", "--no-3way", "--signoff", *mbox, cwd=WORK,
+                env=env, check=False)
     if p.returncode:
         git("am", "--abort", cwd=WORK, check=False)
         raise Fail("git am of the patches on "
@@ -124,11 +164,11 @@ def make(timing):
         raise Fail(f"the series changes files outside {DRV_DIR}: "
                    f"{' '.join(outside)}")
 
-    shutil.rmtree(OUTDIR, ignore_errors=True)
+    shutil.rmtree(outdir, ignore_errors=True)
     git("format-patch", "-q", "--cover-letter",
         "--subject-prefix=PATCH net-next", f"--base={series.BASE_TAG}",
-        "-o", OUTDIR, f"{series.BASE_TAG}..HEAD", cwd=WORK, env=env)
-    out = sorted(glob.glob(os.path.join(OUTDIR, "*.patch")))
+        "-o", outdir, f"{series.BASE_TAG}..HEAD", cwd=WORK, env=env)
+    out = sorted(glob.glob(os.path.join(outdir, "*.patch")))
     cover = out.pop(0)
     subject, body = cover_template()
     with open(cover, encoding="utf-8") as f:
@@ -136,7 +176,11 @@ def make(timing):
     if "*** SUBJECT HERE ***" not in text or "*** BLURB HERE ***" not in text:
         raise Fail("unexpected cover letter template from git format-patch")
     body = body.replace("{bench}", series.bench_table())
-    body += series.cover_notes(who)
+    if poster.placeholder:
+        body = series.textwrap.fill(series.dry_run_note(poster), 72) + \
+            "\n\n" + body
+        for f in out:
+            series.mark_dry_run(f, poster)
     text = text.replace("*** SUBJECT HERE ***", subject)
     text = text.replace("*** BLURB HERE ***", body)
     with open(cover, "w", encoding="utf-8") as f:
@@ -257,7 +301,38 @@ def run_checks(commits, patches, timing):
     return results, reused
 
 
-def series_line(tap, commits, patches):
+def identity_checks(tap, timing):
+    """TAP lines: make refuses a placeholder identity without a dry run;
+    the committed patches carry no identity; made with a real one, every
+    patch is from and signed off by it and no placeholder address is in
+    the output."""
+    bad = series.refusal_problems(os.path.abspath(__file__), OUTDIR)
+    tap.line(not bad, "identity: make series-vmxnet3 refuses a placeholder "
+             "without a dry run", bad)
+    bad = [f"{os.path.basename(f)}: {x}" for f in patch_files()
+           for x in identity_lines(f)]
+    tap.line(not bad, "identity: the committed vmxnet3 patches carry no "
+             "From: or Signed-off-by", bad)
+    os.makedirs(os.path.join(ROOT, "build"), exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix="series-vmxnet3-identity.",
+                           dir=os.path.join(ROOT, "build"))
+    try:
+        poster = series.Poster(series.TEST_POSTER, "test")
+        try:
+            _, patches = make(timing, poster, tmp)
+            bad = series.identity_problems(tmp, patches, series.TEST_POSTER)
+            bad += series.dry_run_marks(poster,
+                                        glob.glob(os.path.join(tmp, "*")))
+        except Fail as e:
+            bad = str(e).split("\n")
+        tap.line(not bad, f"identity: with {series.POSTER_VAR}, every "
+                 "vmxnet3 patch is From: and Signed-off-by: it, no "
+                 "placeholder address in the series", bad)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def series_line(tap, commits, patches, poster):
     bad = []
     n = len(patches)
     if n > series.MAX_PATCHES:
@@ -280,20 +355,34 @@ def series_line(tap, commits, patches):
             bad.append("the cover letter has no base-commit")
         if "{bench}" in text:
             bad.append("the cover letter still has {bench}")
+    bad += series.dry_run_marks(poster, [cover] + patches)
     tap.line(not bad, f"vmxnet3 {n} patches (at most {series.MAX_PATCHES}"
              "), net-next subjects, cover letter with base-commit and bench "
              "table", bad)
 
 
-@series.locked
 def cmd_make(args):
-    timing = []
+    # Refused before taking the lock: a check holding it runs this
     try:
-        series.ensure_tree(timing)
-        commits, patches = make(timing)
+        poster = series.get_poster(args)
     except Fail as e:
         print(f"make series-vmxnet3: FAILED: {e}", file=sys.stderr)
         return 1
+    return make_locked(poster)
+
+
+@series.locked
+def make_locked(poster):
+    timing = []
+    try:
+        series.ensure_tree(timing)
+        commits, patches = make(timing, poster)
+    except Fail as e:
+        print(f"make series-vmxnet3: FAILED: {e}", file=sys.stderr)
+        return 1
+    if poster.placeholder:
+        print(series.textwrap.fill(series.dry_run_note(poster), 72),
+              file=sys.stderr)
     print(f"{len(patches)} patches and a cover letter in "
           f"{os.path.relpath(OUTDIR, ROOT)}/ (base {series.BASE_TAG}, "
           f"applied in {WORK}):")
@@ -302,14 +391,25 @@ def cmd_make(args):
     return 0
 
 
-@series.locked
 def cmd_check(args):
+    try:
+        poster = series.get_poster(args)
+    except Fail as e:
+        series.Tap(args.tap_start).line(False, "the poster's identity",
+                                        str(e).split("\n"))
+        return 1
+    return check_locked(args, poster)
+
+
+@series.locked
+def check_locked(args, poster):
     tap = series.Tap(args.tap_start)
     timing = []
     t0 = time.time()
     try:
         series.ensure_tree(timing)
-        commits, patches = make(timing)
+        identity_checks(tap, timing)
+        commits, patches = make(timing, poster)
     except Fail as e:
         tap.line(False, "vmxnet3 patches: apply with git am on "
                  f"{series.BASE_TAG}, format-patch", str(e).split("\n"))
@@ -322,7 +422,7 @@ def cmd_check(args):
     for x in stats(commits):
         for y in x.split("\n"):
             print(f"# {y.strip()}")
-    series_line(tap, commits, patches)
+    series_line(tap, commits, patches, poster)
     try:
         for arch in series.ARCHES:
             series.ensure_out(arch, timing)
@@ -344,9 +444,14 @@ def cmd_check(args):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
-    sub.add_parser("make", help="apply the patches, write "
-                   "build/series-vmxnet3/")
+    m = sub.add_parser("make", help="apply the patches, write "
+                       "build/series-vmxnet3/")
     c = sub.add_parser("check", help="make, then NIPA's checks, as TAP")
+    for x in (m, c):
+        x.add_argument("--dry-run", action="store_true",
+                       help="write the patches even with a placeholder "
+                       "identity, marked as not for posting (as "
+                       f"{series.DRY_RUN_VAR}=1)")
     c.add_argument("--tap-start", type=int, default=1)
     args = ap.parse_args()
     return {"make": cmd_make, "check": cmd_check}[args.cmd](args)

@@ -7,11 +7,18 @@
                            6.12, write build/series/*.patch, apply them
                            with git am and check that the result is the
                            repository's driver, docs and MAINTAINERS entry
-  series.py check          make, then the per-patch checks (TAP); the
-                           driver builds at the last patch, on x86_64
+  series.py check          the identity checks, make, then the per-patch
+                           checks (TAP); the driver builds at the last
+                           patch, on x86_64
   series.py check --full   the same, with the driver built at every
                            patch (bisectable) and on i386 as well
   series.py units FILE     list the units series.txt can name in FILE
+
+The patches are from and signed off by the poster, VX3_POSTER="Name
+<address>" or else git config user.name/user.email, who is also the M:
+of the MAINTAINERS entry; make and check refuse a placeholder identity
+unless --dry-run (or VX3_SERIES_DRY_RUN=1) asks for patches marked as not
+for posting (README, "The poster's identity").
 
 The kernel tree, two configured build directories (x86_64 and i386
 allmodconfig after modules_prepare) and a ccache live in
@@ -31,9 +38,15 @@ import sys
 import tempfile
 import textwrap
 import time
+from email.header import decode_header, make_header
+from email.utils import parseaddr
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import vx3series  # noqa: E402
+
+if __name__ == "__main__":
+    # The identity checks import vmxnet3_series, which imports this module
+    sys.modules.setdefault("series", sys.modules[__name__])
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -88,13 +101,146 @@ def git(*args, **kw):
     return run(["git", *args], **kw)
 
 
-def author():
-    """The maintainer the patches are from, as MAINTAINERS names it."""
-    with open(os.path.join(ROOT, "MAINTAINERS"), encoding="utf-8") as f:
-        for line in f:
-            if line.startswith("M:"):
-                return line[2:].strip()
-    raise Fail("MAINTAINERS has no M: line")
+# Who posts a series: the patches' author, committer and Signed-off-by,
+# and the M: line of vx3's MAINTAINERS entry. The repository names no
+# person (its MAINTAINERS entry has no M: line): VX3_POSTER="Name
+# <address>", else git config user.name and user.email. A placeholder
+# identity is refused unless a dry run is asked for.
+POSTER_VAR = "VX3_POSTER"
+DRY_RUN_VAR = "VX3_SERIES_DRY_RUN"
+# The identity of a dry run when none is set at all
+DRY_RUN_POSTER = "vx3 dry run <dry-run@vx3.invalid>"
+# Names reserved for documentation and tests (RFC 2606, RFC 6761)
+RESERVED_DOMAIN_RE = re.compile(
+    r"(?:^|\.)(?:example\.(?:org|com|net)|example|invalid|test|localhost)$",
+    re.I)
+# The project's old placeholder, a list rather than a person
+OLD_PLACEHOLDER_LOCAL = "vx3-devel"
+IDENT_RE = re.compile(r"^([^<>@\s][^<>@]*?)\s*<([^<>\s@]+)@([^<>\s@]+)>$")
+ADDRESS_RE = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+
+
+def address_placeholder(addr):
+    """Why an e-mail address is no person's address, or None."""
+    local, _, domain = addr.rpartition("@")
+    domain = domain.rstrip(".")
+    if local.lower() == OLD_PLACEHOLDER_LOCAL:
+        return "it is the old project placeholder address"
+    if RESERVED_DOMAIN_RE.search(domain):
+        return (f"{domain} is reserved for examples and tests (RFC 2606, "
+                "RFC 6761)")
+    if "." not in domain:
+        return f"{domain} is not a domain of the Internet"
+    return None
+
+
+class Poster:
+    """The identity a series is written with: who ("Name <address>"),
+    where it came from, and why it is a placeholder (None if it is not)."""
+
+    def __init__(self, who, source):
+        self.source = source
+        if not who:
+            self.who = DRY_RUN_POSTER
+            self.placeholder = (f"no identity is set ({POSTER_VAR}, git "
+                                "config user.name and user.email)")
+            return
+        self.who = who
+        m = IDENT_RE.match(who)
+        if not m:
+            raise Fail(f"{source}: {who!r} is not 'Name <address>'")
+        self.placeholder = address_placeholder(f"{m.group(2)}@{m.group(3)}")
+
+
+def resolve_poster(env=None):
+    """The poster's identity: ${VX3_POSTER}, else git config user.name
+    and user.email of the repository (env: the environment to read)."""
+    env = dict(os.environ if env is None else env)
+    who = env.get(POSTER_VAR, "").strip()
+    if who:
+        return Poster(who, POSTER_VAR)
+    vals = []
+    for key in ("user.name", "user.email"):
+        p = subprocess.run(["git", "config", key], cwd=ROOT, env=env,
+                           text=True, stdout=subprocess.PIPE,
+                           stderr=subprocess.DEVNULL)
+        vals.append(p.stdout.strip() if p.returncode == 0 else "")
+    src = "git config user.name/user.email"
+    if not all(vals):
+        return Poster(None, src)
+    return Poster(f"{vals[0]} <{vals[1]}>", src)
+
+
+def dry_run_asked(args=None):
+    """--dry-run, or VX3_SERIES_DRY_RUN set (and not 0)."""
+    return bool(getattr(args, "dry_run", False)) or \
+        os.environ.get(DRY_RUN_VAR, "0").strip() not in ("", "0")
+
+
+def get_poster(args):
+    """The poster for a run: a placeholder is refused (Fail) unless a dry
+    run is asked for (args.dry_run or VX3_SERIES_DRY_RUN)."""
+    poster = resolve_poster()
+    if poster.placeholder and not dry_run_asked(args):
+        raise Fail(
+            "refusing to write patches from and signed off by a "
+            f"placeholder: {poster.who} ({poster.source}): "
+            f"{poster.placeholder}. The patches' From:, Signed-off-by and "
+            "the MAINTAINERS M: line are the poster's identity: set "
+            f"{POSTER_VAR}=\"Your Name <your address>\" (or git config "
+            "user.name and user.email), or ask for a dry run "
+            f"({DRY_RUN_VAR}=1 or --dry-run) to write patches marked as "
+            "not for posting.")
+    return poster
+
+
+def dry_run_note(poster):
+    """The mark of patches written with a placeholder identity."""
+    return (f"DRY RUN, not for posting: these patches are from and signed "
+            f"off by a placeholder, {poster.who} ({poster.source}: "
+            f"{poster.placeholder}). Set {POSTER_VAR}=\"Your Name <your "
+            "address>\" (or git config user.name and user.email) and make "
+            "them again.")
+
+
+def mark_dry_run(patch, poster):
+    """Put the dry-run note below a patch's --- line, where git am ignores
+    it."""
+    with open(patch, encoding="utf-8") as f:
+        lines = f.read().split("\n")
+    i = lines.index("---")
+    lines.insert(i + 1, f"DRY RUN, not for posting ({poster.who} is a "
+                 "placeholder)")
+    with open(patch, "w", encoding="utf-8") as f:
+        f.write("\n".join(lines))
+
+
+def placeholder_addresses(outdir):
+    """['file: address (why)'] for every placeholder address in the files
+    of outdir."""
+    bad = []
+    for path in sorted(glob.glob(os.path.join(outdir, "*"))):
+        with open(path, encoding="utf-8", errors="replace") as f:
+            text = f.read()
+        for addr in sorted(set(ADDRESS_RE.findall(text))):
+            why = address_placeholder(addr)
+            if why:
+                bad.append(f"{os.path.basename(path)}: {addr} ({why})")
+        if f"{OLD_PLACEHOLDER_LOCAL}@" in text.lower():
+            bad.append(f"{os.path.basename(path)}: names "
+                       f"{OLD_PLACEHOLDER_LOCAL}@")
+    return bad
+
+
+def maintainers_entry(entry, who):
+    """vx3's MAINTAINERS entry as the series carries it: the repository's,
+    which names no person, with the poster's M: line below the title."""
+    lines = entry.split("\n")
+    if any(x.startswith("M:") for x in lines):
+        raise Fail("MAINTAINERS has an M: line: the repository names no "
+                   "maintainer, make series adds the poster's "
+                   f"({POSTER_VAR})")
+    return "\n".join(lines[:1] + [f"M:\t{who}"] + lines[1:])
 
 
 def ident_env(who, date):
@@ -268,13 +414,15 @@ def base_file(path):
     return git("show", f"{BASE_TAG}:{path}").stdout
 
 
-def kernel_files(version):
-    """The kernel tree's files at one patch: {path: text or None}."""
+def kernel_files(version, who):
+    """The kernel tree's files at one patch: {path: text or None}; who is
+    the poster, the M: of vx3's MAINTAINERS entry."""
     files = {}
     for path, text in version.items():
         if path == "MAINTAINERS":
             if text is not None:
-                files[path] = insert_maintainers(base_file(path), text)
+                files[path] = insert_maintainers(
+                    base_file(path), maintainers_entry(text, who))
         else:
             files[path] = text
     for kfile, trigger, line, sib in HOOKS:
@@ -406,36 +554,17 @@ def bench_table():
                    "the cover letter needs the measured table")
 
 
-PLACEHOLDER_RE = re.compile(r"@(?:[\w-]+\.)*example\.(?:org|com|net)>?$",
-                            re.I)
-
-
-def cover_notes(who):
-    """Notes for below the cover letter's --- line."""
-    notes = []
-    if PLACEHOLDER_RE.search(who):
-        notes.append(
-            f"The MAINTAINERS M: address ({who}) is a placeholder the "
-            "submitter replaces with their own before posting; the "
-            "patches' author, committer and Signed-off-by are taken from "
-            "it, so run make series again after replacing it.")
-    if not notes:
-        return ""
-    return "\n---\nNotes:\n\n" + "\n\n".join(
-        textwrap.fill(n, 72, initial_indent="- ", subsequent_indent="  ")
-        for n in notes)
-
-
 def commit_message(p, who):
     return (f"{p.subject}\n\n" + "\n".join(p.body) +
             f"\n\nSigned-off-by: {who}\n")
 
 
-def make_series(timing):
-    """Generate, apply and verify the series. Returns (series, commits)."""
+def make_series(timing, poster, outdir=OUTDIR):
+    """Generate the series with poster's identity into outdir, apply and
+    verify it. Returns (series, commits, patches)."""
     t0 = time.time()
     series = vx3series.load(ROOT)
-    who = author()
+    who = poster.who
     date = git("log", "-1", "--format=%cI", cwd=ROOT).stdout.strip()
     env = ident_env(who, date)
     n = series.n
@@ -449,7 +578,7 @@ def make_series(timing):
     parent = git("rev-parse", BASE_TAG).stdout.strip()
     prev = {}
     for k in range(1, n + 1):
-        files = kernel_files(series.versions[k])
+        files = kernel_files(series.versions[k], who)
         info = []
         for path, text in sorted(files.items()):
             if prev.get(path) == text:
@@ -473,17 +602,20 @@ def make_series(timing):
     built_tree = git("rev-parse", f"{built}^{{tree}}").stdout.strip()
 
     # Patches and cover letter
-    shutil.rmtree(OUTDIR, ignore_errors=True)
+    shutil.rmtree(outdir, ignore_errors=True)
     git("format-patch", "-q", "--cover-letter",
-        "--subject-prefix=PATCH net-next", f"--base={BASE_TAG}", "-o", OUTDIR,
+        "--subject-prefix=PATCH net-next", f"--base={BASE_TAG}", "-o", outdir,
         f"{BASE_TAG}..{built}", env=env)
-    patches = sorted(glob.glob(os.path.join(OUTDIR, "*.patch")))
+    patches = sorted(glob.glob(os.path.join(outdir, "*.patch")))
     cover = patches.pop(0)
     with open(cover, encoding="utf-8") as f:
         text = f.read()
     body = "\n".join(series.spec.cover_body).replace("{bench}",
                                                       bench_table())
-    body += cover_notes(who)
+    if poster.placeholder:
+        body = textwrap.fill(dry_run_note(poster), 72) + "\n\n" + body
+        for p in patches:
+            mark_dry_run(p, poster)
     if "*** SUBJECT HERE ***" not in text or "*** BLURB HERE ***" not in text:
         raise Fail("unexpected cover letter template from git format-patch")
     text = text.replace("*** SUBJECT HERE ***", series.spec.cover_subject)
@@ -502,17 +634,19 @@ def make_series(timing):
     git("tag", "-f", SERIES_TAG)
     commits = git("rev-list", "--reverse",
                   f"{BASE_TAG}..{SERIES_TAG}").stdout.split()
-    verify_final(series)
+    verify_final(series, who)
     timing.append(("make series", time.time() - t0))
     return series, commits, patches
 
 
-def verify_final(series):
-    """The applied series must give exactly the repository's files."""
+def verify_final(series, who):
+    """The applied series must give exactly the repository's files (and
+    vx3's MAINTAINERS entry with the poster's M: line)."""
     problems = []
     for path, text in series.files.items():
         if path == "MAINTAINERS":
-            want = insert_maintainers(base_file(path), text)
+            want = insert_maintainers(base_file(path),
+                                      maintainers_entry(text, who))
         else:
             want = text
         try:
@@ -999,6 +1133,189 @@ def run_checks(commits, patches, timing, full):
 # Entry points
 
 
+# ---------------------------------------------------------------------------
+# The identity checks (series.py check and vmxnet3_series.py check)
+
+
+# A poster for the checks, no placeholder: the patches made with it are
+# removed after the check
+TEST_POSTER = "Vx3 Identity Test <vx3-identity-test@kernel.org>"
+# Each must be refused without a dry run
+TEST_PLACEHOLDERS = (
+    "Vx3 Developers <vx3-devel@example.org>",
+    "Some One <some.one@lists.example.com>",
+    "Some One <one@example.net>",
+    "Seed maintainers <maintainers@users.noreply.a-seed-bc6e5ad9.example>",
+    "Some One <one@host.invalid>",
+)
+
+
+def git_config_env(name, email):
+    """An environment whose git config has this user.name and user.email
+    (over any configuration file) and no VX3_POSTER."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in (POSTER_VAR, DRY_RUN_VAR) and
+           not k.startswith("GIT_CONFIG_")}
+    env.update({"GIT_CONFIG_COUNT": "2",
+                "GIT_CONFIG_KEY_0": "user.name", "GIT_CONFIG_VALUE_0": name,
+                "GIT_CONFIG_KEY_1": "user.email",
+                "GIT_CONFIG_VALUE_1": email})
+    return env
+
+
+def resolver_problems():
+    """What resolve_poster() gets wrong on the rules of the README."""
+    bad = []
+    real = git_config_env("Some One", "some.one@kernel.org")
+    for who in TEST_PLACEHOLDERS:
+        p = resolve_poster(dict(real, **{POSTER_VAR: who}))
+        if not p.placeholder or p.who != who or p.source != POSTER_VAR:
+            bad.append(f"{POSTER_VAR}={who!r}: not taken as a placeholder")
+    p = resolve_poster(dict(real, **{POSTER_VAR: TEST_POSTER}))
+    if p.placeholder or p.who != TEST_POSTER:
+        bad.append(f"{POSTER_VAR}={TEST_POSTER!r}: {p.placeholder}")
+    p = resolve_poster(real)
+    if p.placeholder or p.who != "Some One <some.one@kernel.org>":
+        bad.append(f"git config user.name/user.email Some One "
+                   f"<some.one@kernel.org>: got {p.who} ({p.placeholder})")
+    p = resolve_poster(git_config_env("Some One", "one@vx3.example"))
+    if not p.placeholder:
+        bad.append("git config user.email one@vx3.example: not taken as a "
+                   "placeholder")
+    p = resolve_poster(git_config_env("", ""))
+    if not p.placeholder:
+        bad.append("no identity: not taken as a placeholder")
+    return bad
+
+
+def refusal_problems(script, outdir):
+    """Run script make with placeholder identities and no dry run: it must
+    exit non-zero, name VX3_POSTER and leave outdir as it was."""
+    bad = []
+    before = {f: os.stat(f).st_mtime_ns
+              for f in glob.glob(os.path.join(outdir, "*"))}
+    real = git_config_env("Some One", "some.one@kernel.org")
+    cases = [(f"{POSTER_VAR}={TEST_PLACEHOLDERS[0]!r}",
+              dict(real, **{POSTER_VAR: TEST_PLACEHOLDERS[0]})),
+             ("git config user.email maintainers@users.noreply."
+              "a-seed-bc6e5ad9.example",
+              git_config_env("Seed maintainers", "maintainers@users."
+                             "noreply.a-seed-bc6e5ad9.example"))]
+    for what, env in cases:
+        try:
+            # It must refuse at once: this check holds the cache's lock,
+            # which a run that does not refuse waits for
+            p = subprocess.run([sys.executable, script, "make"], env=env,
+                               cwd=ROOT, text=True, timeout=120,
+                               stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT)
+        except subprocess.TimeoutExpired:
+            bad.append(f"{what}: {os.path.basename(script)} make did not "
+                       "refuse (still running after 120 s)")
+            continue
+        if p.returncode == 0:
+            bad.append(f"{what}: {os.path.basename(script)} make exited "
+                       "with 0")
+        elif POSTER_VAR not in p.stdout or DRY_RUN_VAR not in p.stdout:
+            bad.append(f"{what}: the refusal does not name {POSTER_VAR} "
+                       f"and {DRY_RUN_VAR}: {p.stdout.strip()[-300:]}")
+    after = {f: os.stat(f).st_mtime_ns
+             for f in glob.glob(os.path.join(outdir, "*"))}
+    if after != before:
+        bad.append(f"a refused make changed {os.path.relpath(outdir, ROOT)}/")
+    return bad
+
+
+def same_ident(header, who):
+    """Whether a From: header's value (RFC 2047 encoded, quoted or not)
+    names who ("Name <address>")."""
+    got = parseaddr(str(make_header(decode_header(header.strip()))))
+    return got == parseaddr(who)
+
+
+def identity_problems(outdir, patches, who, maintainers=False):
+    """Every patch (and the cover letter) is From: who and every patch
+    Signed-off-by: who, the MAINTAINERS M: line (with maintainers) is
+    who, and no file of outdir has a placeholder address."""
+    bad = []
+    cover = os.path.join(outdir, "0000-cover-letter.patch")
+    m_lines = []
+    for p in [cover] + patches:
+        name = os.path.basename(p)
+        with open(p, encoding="utf-8") as f:
+            text = f.read()
+        head, _, rest = text.partition("\n\n")
+        # Unfolded: a long From: continues on the next line
+        froms = [x for x in re.sub(r"\n[ \t]+", " ", head).split("\n")
+                 if x.startswith("From:")]
+        if [same_ident(x[len("From:"):], who) for x in froms] != [True]:
+            bad.append(f"{name}: {froms or 'no From:'}, not From: {who}")
+        if p == cover:
+            continue
+        msg = rest.split("\n---\n")[0].split("\n")
+        sobs = [x for x in msg if x.startswith("Signed-off-by:")]
+        if sobs != [f"Signed-off-by: {who}"]:
+            bad.append(f"{name}: {sobs or 'no Signed-off-by'}, not "
+                       f"Signed-off-by: {who}")
+        m_lines += [(name, x) for x in text.split("\n")
+                    if re.match(r"^\+M:\t", x)]
+    if maintainers and [x for _, x in m_lines] != [f"+M:\t{who}"]:
+        bad.append(f"the MAINTAINERS M: lines the series adds are "
+                   f"{m_lines}, not one '+M:\t{who}'")
+    bad += placeholder_addresses(outdir)
+    return bad
+
+
+def dry_run_marks(poster, files):
+    """With a placeholder, every file of the series must carry the dry-run
+    mark; without, none."""
+    bad = []
+    for f in files:
+        if not os.path.exists(f):
+            continue
+        with open(f, encoding="utf-8") as fd:
+            marked = "DRY RUN, not for posting" in fd.read()
+        if marked != bool(poster.placeholder):
+            bad.append(f"{os.path.basename(f)}: "
+                       f"{'no ' if not marked else ''}DRY RUN mark, with "
+                       f"{'a placeholder' if poster.placeholder else 'the'}"
+                       f" identity {poster.who}")
+    return bad
+
+
+def identity_checks(tap, timing, vmxnet3=True):
+    """TAP lines: the poster's identity rules, the refusal of a
+    placeholder, and the patches made with a real identity (for vx3's
+    series and, with vmxnet3, the vmxnet3 series)."""
+    tap.line(not (bad := resolver_problems()), "identity: VX3_POSTER, else "
+             "git config; example.org/.com/.net, .example, .invalid, .test, "
+             "vx3-devel and no identity are placeholders", bad)
+    tap.line(not (bad := refusal_problems(os.path.abspath(__file__),
+                                          OUTDIR)),
+             "identity: make series refuses a placeholder without a dry "
+             "run", bad)
+    os.makedirs(os.path.join(ROOT, "build"), exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix="series-identity.",
+                           dir=os.path.join(ROOT, "build"))
+    try:
+        poster = Poster(TEST_POSTER, "test")
+        try:
+            _, _, patches = make_series(timing, poster, tmp)
+            bad = identity_problems(tmp, patches, TEST_POSTER, True)
+            bad += dry_run_marks(poster, glob.glob(os.path.join(tmp, "*")))
+        except (Fail, vx3series.SeriesError) as e:
+            bad = str(e).split("\n")
+        tap.line(not bad, f"identity: with {POSTER_VAR}, every patch is "
+                 "From: and Signed-off-by: it, the MAINTAINERS M: line is "
+                 "it, no placeholder address in the series", bad)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    if vmxnet3:
+        sys.path.insert(0, os.path.join(ROOT, "scripts", "vmxnet3-series"))
+        import vmxnet3_series
+        vmxnet3_series.identity_checks(tap, timing)
+
+
 class Tap:
     def __init__(self, start):
         self.n = start
@@ -1046,16 +1363,28 @@ def report_timing(timing):
         print(f"# {what}: {secs:.0f} s")
 
 
-@locked
 def cmd_make(args):
+    # Refused before taking the lock: a check holding it runs this
+    try:
+        poster = get_poster(args)
+    except Fail as e:
+        print(f"make series: FAILED: {e}", file=sys.stderr)
+        return 1
+    return make_locked(poster)
+
+
+@locked
+def make_locked(poster):
     timing = []
     t0 = time.time()
     try:
         ensure_tree(timing)
-        series, commits, patches = make_series(timing)
+        series, commits, patches = make_series(timing, poster)
     except (Fail, vx3series.SeriesError) as e:
         print(f"make series: FAILED: {e}", file=sys.stderr)
         return 1
+    if poster.placeholder:
+        print(textwrap.fill(dry_run_note(poster), 72), file=sys.stderr)
     print(f"{len(patches)} patches and a cover letter in "
           f"{os.path.relpath(OUTDIR, ROOT)}/ (base {BASE_TAG} "
           f"{git('rev-parse', '--short', BASE_TAG).stdout.strip()}, "
@@ -1067,14 +1396,27 @@ def cmd_make(args):
     return 0
 
 
-@locked
 def cmd_check(args):
+    try:
+        poster = get_poster(args)
+    except Fail as e:
+        Tap(args.tap_start).line(False, "the poster's identity",
+                                 str(e).split("\n"))
+        return 1
+    return check_locked(args, poster)
+
+
+@locked
+def check_locked(args, poster):
     tap = Tap(args.tap_start)
     timing = []
     t0 = time.time()
     try:
         ensure_tree(timing)
-        series, commits, patches = make_series(timing)
+        # The identity checks first: the series of this run is made last,
+        # so that the tree's vx3-series tag is its
+        identity_checks(tap, timing)
+        series, commits, patches = make_series(timing, poster)
     except (Fail, vx3series.SeriesError) as e:
         tap.line(False, "make series: derive, apply with git am, final "
                  "tree equals the repository", str(e).split("\n"))
@@ -1093,11 +1435,13 @@ def cmd_check(args):
                f"{len(patches)}] eth: vx3: "
         if want not in head.split("\n\n")[0].replace("\n ", " "):
             bad.append(f"{os.path.basename(p)}: subject is not '{want}...'")
-    if not os.path.exists(os.path.join(OUTDIR,
-                                       "0000-cover-letter.patch")):
+    cover = os.path.join(OUTDIR, "0000-cover-letter.patch")
+    if not os.path.exists(cover):
         bad.append("no cover letter")
+    bad += dry_run_marks(poster, [cover] + patches)
     tap.line(not bad, f"{len(patches)} patches (at most {MAX_PATCHES}), "
-             "net-next subjects, cover letter with base-commit", bad)
+             "net-next subjects, cover letter with base-commit"
+             f"{', DRY RUN marks' if poster.placeholder else ''}", bad)
     try:
         for arch in arches(args.full):
             ensure_out(arch, timing)
@@ -1129,8 +1473,13 @@ def cmd_units(args):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
-    sub.add_parser("make", help="generate and verify the series")
+    m = sub.add_parser("make", help="generate and verify the series")
     c = sub.add_parser("check", help="make, then NIPA's checks, as TAP")
+    for x in (m, c):
+        x.add_argument("--dry-run", action="store_true",
+                       help="write the patches even with a placeholder "
+                       "identity, marked as not for posting (as "
+                       f"{DRY_RUN_VAR}=1)")
     c.add_argument("--tap-start", type=int, default=1)
     c.add_argument("--full", action="store_true",
                    help="build at every patch and on i386 too")

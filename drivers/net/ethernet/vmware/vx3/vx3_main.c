@@ -545,5 +545,4 @@ static struct pci_driver vx3_driver = {
 module_pci_driver(vx3_driver);
 
 MODULE_DESCRIPTION("VMware VMXNET3 Ethernet driver (vx3)");
-MODULE_AUTHOR("Vx3 Developers <vx3-devel@example.org>");
 MODULE_LICENSE("GPL");
