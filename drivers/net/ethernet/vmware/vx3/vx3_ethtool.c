@@ -33,8 +33,9 @@ static u32 vx3_tx_ring_min(void)
 }
 
 /* Driver-specific counters of ethtool -S, by index into the counter
- * arrays. Standard counters (packets, bytes) are reported by
- * ndo_get_stats64 and netdev_stat_ops and are deliberately absent here.
+ * arrays. What netdev_stat_ops reports (packets, bytes, checksum
+ * verdicts, allocation failures, TSO, checksum offload, queue stops and
+ * wakes) is deliberately absent here.
  */
 static const char * const vx3_rx_stat_names[VX3_RXS_NUM] = {
 	[VX3_RXS_BUILD_SKB]	= "build_skb",
@@ -43,9 +44,6 @@ static const char * const vx3_rx_stat_names[VX3_RXS_NUM] = {
 	[VX3_RXS_LRO_PACKETS]	= "lro_packets",
 	[VX3_RXS_LRO_SEGS]	= "lro_segs",
 	[VX3_RXS_LRO_BYTES]	= "lro_bytes",
-	[VX3_RXS_CSUM_OK]	= "csum_unnecessary",
-	[VX3_RXS_CSUM_NONE]	= "csum_none",
-	[VX3_RXS_ALLOC_FAIL]	= "alloc_fail",
 	[VX3_RXS_SKIPPED]	= "skipped",
 	[VX3_RXS_DROP_ERR]	= "drop_err",
 	[VX3_RXS_DROP_FRAGS]	= "drop_frags",
@@ -67,21 +65,18 @@ static const char * const vx3_rx_stat_names[VX3_RXS_NUM] = {
 };
 
 static const char * const vx3_tx_stat_names[VX3_TXS_NUM] = {
-	[VX3_TXS_TSO]		= "tso",
-	[VX3_TXS_CSUM]		= "csum",
-	[VX3_TXS_STOPS]		= "stops",
 	[VX3_TXS_DOORBELLS]	= "doorbells",
 	[VX3_TXS_MAP_ERR]	= "map_err",
 	[VX3_TXS_DROPS]		= "drops",
 };
 
 static const char * const vx3_txc_stat_names[VX3_TXCS_NUM] = {
-	[VX3_TXCS_WAKES]	= "wakes",
 	[VX3_TXCS_BAD_COMP]	= "bad_comp",
 };
 
-/* The XDP ring ("xdp0_"): not a stack queue, so its packets and bytes are
- * listed here as well (the device totals include them)
+/* The XDP ring ("xdp0_"): not a stack queue, so qstats has no entry of
+ * its own for it (only the device totals include its packets and bytes):
+ * they are listed here as well.
  */
 static const char * const vx3_xdp_tx_stat_names[VX3_TXS_NUM] = {
 	[VX3_TXS_DOORBELLS]	= "doorbells",

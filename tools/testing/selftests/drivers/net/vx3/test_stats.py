@@ -28,6 +28,13 @@ rx_missed
     device totals report them as rx-hw-drop-overruns (equal to
     rx_missed_errors) and carry tx-hw-drops. vmxnet3 (reference): the
     deltas are printed.
+ethtool_no_qstats_dup (vx3 only)
+    ethtool -S repeats no counter that the netdev qstats report: no per
+    queue name rx<N>_<x> or tx<N>_<x> where x is a per-queue qstats
+    counter of that direction (rx-alloc-fail -> alloc_fail, alloc_fails;
+    tx-stop -> stop, stops; ...) or one of its usual driver spellings
+    (tx-hw-gso-packets -> tso, tx-needs-csum -> csum). Traffic runs first,
+    so that every counter vx3 keeps is reported.
 qstats_while_down (vx3 only)
     qstats-get (device totals) while the interface is down works and
     reports the totals from before the down (equal to ip -s link while
@@ -37,13 +44,14 @@ qstats_while_down (vx3 only)
     with rtnl held.
 """
 
+import re
 import time
 
 import shlex
 
-from lib.nic import (diag, ifindex, link_stats, only_vx3, ping, qstats,
-                     reset_nic, rings, setup_nic, tool, udp_integrity,
-                     wait_carrier)
+from lib.nic import (diag, ethtool_stats, ifindex, link_stats, only_vx3,
+                     ping, qstats, reset_nic, rings, setup_nic, tool,
+                     udp_integrity, wait_carrier)
 
 NICS = 1
 
@@ -254,6 +262,46 @@ def test_rx_missed(ctx):
     grew = qb["rx-hw-drop-overruns"] - qa.get("rx-hw-drop-overruns", 0)
     ctx.expect(grew == missed, f"qstats rx-hw-drop-overruns grew by "
                f"{grew}, rx_missed_errors by {missed}")
+
+
+# Usual ethtool -S spellings of qstats counters besides the qstats name
+QSTATS_ALIASES = {"tx-hw-gso-packets": ("tso", "tso_packets"),
+                  "tx-hw-gso-bytes": ("tso_bytes",),
+                  "tx-needs-csum": ("csum", "csum_partial"),
+                  "rx-csum-unnecessary": ("csum_ok",)}
+ETHTOOL_QUEUE_RE = re.compile(r"^(rx|tx)\d+_(\w+)$")
+
+
+def _qstats_spellings(key):
+    """ethtool -S names a per-queue qstats counter could go by."""
+    base = key.split("-", 1)[1].replace("-", "_")
+    return {base, base + "s", *QSTATS_ALIASES.get(key, ())}
+
+
+@only_vx3("vmxnet3 implements no netdev queue stats (qstats)")
+def test_ethtool_no_qstats_dup(ctx):
+    reset_nic(ctx)
+    vm, ifn = ctx.vm, ctx.ifname(1)
+    idx = ifindex(vm, ifn)
+    _burst(ctx, True, 5820)
+    _burst(ctx, False, 5821)
+    per_q = qstats(vm, idx, queue=True)
+    keys = {d: set() for d in ("rx", "tx")}
+    for q in per_q:
+        for k in q:
+            if k.startswith(("rx-", "tx-")):
+                keys[k[:2]].add(k)
+    ctx.expect(keys["rx"] and keys["tx"],
+               f"no per-queue qstats for both directions: {per_q}")
+    names = {d: {n: k for k in ks for n in _qstats_spellings(k)}
+             for d, ks in keys.items()}
+    dup = {}
+    for name in ethtool_stats(vm, ifn):
+        m = ETHTOOL_QUEUE_RE.match(name)
+        if m and m.group(2) in names[m.group(1)]:
+            dup[name] = names[m.group(1)][m.group(2)]
+    ctx.expect(not dup, f"ethtool -S repeats qstats counters "
+               f"(ethtool name: qstats name): {dup}")
 
 
 @only_vx3("vmxnet3 implements no netdev queue stats (qstats)")

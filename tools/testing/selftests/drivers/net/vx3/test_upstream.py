@@ -331,7 +331,14 @@ def test_queues(ctx):
 
 
 def _csum_counters(ctx):
-    """The driver's RX checksum verdict counters (vx3: rx<q>_csum_*)."""
+    """The driver's RX checksum verdict counters: vx3's are in qstats
+    (rx-csum-*), other drivers' in ethtool -S."""
+    if ctx.driver == "vx3":
+        netif = ctx.state["env"]["NETIF"]
+        _, out = ctx.vm.run(f"vx3-nl qstats "
+                            f"$(cat /sys/class/net/{netif}/ifindex)")
+        return {k: int(v) for k, v in
+                re.findall(r"\b(rx-csum-[\w-]+)=(\d+)", out)}
     _, out = _probe(ctx, "ethtool -S $IF 2>&1 | grep -i 'rx.*csum'")
     return dict((k.strip(), int(v)) for k, v in
                 re.findall(r"^\s*(\S+):\s+(\d+)$", out, re.M))
