@@ -378,7 +378,6 @@ static void vx3_get_stats64(struct net_device *netdev,
 	struct vx3_priv *priv = netdev_priv(netdev);
 	struct vx3_hw_stats hw;
 	struct vx3_base_stats t;
-	u64 hw_tx_drops;
 
 	spin_lock_bh(&priv->stats_lock);
 	vx3_read_hw_stats(priv, priv->qs, &hw);
@@ -398,10 +397,11 @@ static void vx3_get_stats64(struct net_device *netdev,
 			    t.rx[VX3_RXS_DROP_FRAGS];
 	stats->rx_missed_errors = hw.rx_out_of_buf;
 
-	/* The device completes the packets it failed to send as well */
-	hw_tx_drops = hw.tx_errors + hw.tx_discards;
-	stats->tx_packets = t.txc[VX3_TXCS_PACKETS] -
-			    min(hw_tx_drops, t.txc[VX3_TXCS_PACKETS]);
+	/* What the device completed, as in the queue statistics; that
+	 * includes the packets it failed to send, which it counts per device
+	 * and not per queue: they are in tx_errors and tx_dropped as well.
+	 */
+	stats->tx_packets = t.txc[VX3_TXCS_PACKETS];
 	stats->tx_bytes = t.txc[VX3_TXCS_BYTES];
 	stats->tx_dropped = t.tx[VX3_TXS_MAP_ERR] + t.tx[VX3_TXS_DROPS] +
 			    hw.tx_discards;

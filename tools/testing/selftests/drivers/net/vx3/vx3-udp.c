@@ -5,6 +5,7 @@
  *   vx3-udp send ADDR PORT COUNT MIN MAX SEED [PPS]
  *   vx3-udp recv PORT COUNT MIN MAX SEED IDLE_MS [GROUP]
  *   vx3-udp hold-tstamp
+ *   vx3-udp raw IFNAME COUNT LEN
  *
  * The sender sends COUNT datagrams, sequence numbers 0..COUNT-1. The size
  * of datagram n (MIN..MAX bytes, MIN >= 16) and its whole content are
@@ -24,6 +25,11 @@
  * (bytes: payload bytes of good datagrams) and the first few problems;
  * it exits 1 if any datagram was corrupt or duplicated.
  *
+ * raw sends COUNT broadcast frames of LEN bytes (14..60, no FCS) with
+ * EtherType IPv4 but no room for an IPv4 header out of IFNAME through a
+ * packet socket, bypassing the qdisc, and prints "sent=N". A device that
+ * parses its TX packets cannot parse these: it fails to send them.
+ *
  * hold-tstamp keeps one socket with SO_TIMESTAMP open until killed. The
  * guest's /init runs it so that the kernel's netstamp_needed_key stays
  * enabled: iperf's sockets would otherwise switch that static key on and
@@ -35,6 +41,9 @@
 
 #include <errno.h>
 #include <arpa/inet.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
@@ -72,7 +81,8 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: vx3-udp send ADDR PORT COUNT MIN MAX SEED [PPS]\n"
 		"       vx3-udp recv PORT COUNT MIN MAX SEED IDLE_MS [GROUP]\n"
-		"       vx3-udp hold-tstamp\n");
+		"       vx3-udp hold-tstamp\n"
+		"       vx3-udp raw IFNAME COUNT LEN\n");
 	exit(2);
 }
 
@@ -369,6 +379,52 @@ static int hold_tstamp(void)
 		pause();
 }
 
+static int do_raw(int argc, char **argv)
+{
+	unsigned char frame[ETH_ZLEN] = {};
+	struct sockaddr_ll sll = {};
+	uint32_t count, len, n;
+	int fd, one = 1;
+
+	if (argc != 5)
+		usage();
+	count = arg_u32(argv[3]);
+	len = arg_u32(argv[4]);
+	if (len < ETH_HLEN || len > ETH_ZLEN)
+		usage();
+	sll.sll_family = AF_PACKET;
+	sll.sll_protocol = htons(ETH_P_IP);
+	sll.sll_ifindex = if_nametoindex(argv[2]);
+	if (!sll.sll_ifindex)
+		die(argv[2]);
+	sll.sll_halen = ETH_ALEN;
+	memset(sll.sll_addr, 0xff, ETH_ALEN);
+
+	fd = socket(AF_PACKET, SOCK_RAW, 0);
+	if (fd < 0)
+		die("socket");
+	if (setsockopt(fd, SOL_PACKET, PACKET_QDISC_BYPASS, &one, sizeof(one)))
+		die("PACKET_QDISC_BYPASS");
+	/* Broadcast from a locally administered address, IPv4 EtherType */
+	memset(frame, 0xff, ETH_ALEN);
+	frame[ETH_ALEN] = 0x02;
+	frame[2 * ETH_ALEN] = ETH_P_IP >> 8;
+	frame[2 * ETH_ALEN + 1] = ETH_P_IP & 0xff;
+	for (n = 0; n < count; n++) {
+		if (sendto(fd, frame, len, 0, (struct sockaddr *)&sll,
+			   sizeof(sll)) != (ssize_t)len) {
+			if (errno == ENOBUFS || errno == EAGAIN) {
+				usleep(1000);
+				n--;
+				continue;
+			}
+			die("sendto");
+		}
+	}
+	printf("sent=%u\n", n);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2)
@@ -380,6 +436,8 @@ int main(int argc, char **argv)
 		return do_recv(argc, argv);
 	if (!strcmp(argv[1], "hold-tstamp"))
 		return hold_tstamp();
+	if (!strcmp(argv[1], "raw"))
+		return do_raw(argc, argv);
 	usage();
 	return 2;
 }
