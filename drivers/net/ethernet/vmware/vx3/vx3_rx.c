@@ -47,14 +47,12 @@ u32 vx3_rx_head_buf_len(u32 mtu, u32 headroom)
 		     VX3_RX_SHINFO_SIZE, VX3_RXD_MAX_LEN);
 }
 
-/* Called in NAPI context, or with NAPI disabled */
+/* Called in NAPI context, or with NAPI disabled: the only writer */
 static void vx3_rx_stat_inc(struct vx3_rx_queue *rxq, enum vx3_rx_stat idx)
 {
-	unsigned long flags;
-
-	flags = u64_stats_update_begin_irqsave(&rxq->stats.syncp);
+	u64_stats_update_begin(&rxq->stats.syncp);
 	u64_stats_inc(&rxq->stats.cnt[idx]);
-	u64_stats_update_end_irqrestore(&rxq->stats.syncp, flags);
+	u64_stats_update_end(&rxq->stats.syncp);
 }
 
 static void vx3_rx_refill_timer(struct timer_list *t)
