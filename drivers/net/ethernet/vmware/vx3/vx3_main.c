@@ -77,6 +77,10 @@ static void vx3_handle_events(struct vx3_priv *priv)
 {
 	u32 ecr;
 
+	/* The device writes ecr before it raises the interrupt that got us
+	 * here: read it only after that.
+	 */
+	dma_rmb();
 	ecr = le32_to_cpu(READ_ONCE(priv->shared->ecr));
 	if (!ecr)
 		return;
@@ -142,7 +146,7 @@ static int vx3_request_irqs(struct vx3_priv *priv, struct vx3_qset *qs)
 	struct net_device *netdev = priv->netdev;
 	irq_handler_t handler = vx3_msix_queue_irq;
 	unsigned long flags = 0;
-	int err;
+	int err, irq;
 	u32 i;
 
 	if (priv->intr_mode != VX3_INTR_MSIX)
@@ -153,26 +157,28 @@ static int vx3_request_irqs(struct vx3_priv *priv, struct vx3_qset *qs)
 	for (i = 0; i < qs->num_vec; i++) {
 		struct vx3_vector *vec = qs->vec[i];
 
-		vec->irq = pci_irq_vector(priv->pdev, i);
+		irq = pci_irq_vector(priv->pdev, i);
+		vec->irq = irq;
 		snprintf(vec->name, sizeof(vec->name), "%s-%s-%u",
 			 netdev->name, vec->num_rx ? "rxtx" : "tx", i);
-		err = request_irq(vec->irq, handler, flags, vec->name, vec);
+		err = request_irq(irq, handler, flags, vec->name, vec);
 		if (err)
 			goto err_free;
 		netif_napi_set_irq(&vec->napi, vec->irq);
 	}
 
 	if (priv->intr_mode == VX3_INTR_MSIX) {
-		err = request_irq(pci_irq_vector(priv->pdev, priv->event_idx),
-				  vx3_msix_event_irq, 0, netdev->name, priv);
+		irq = pci_irq_vector(priv->pdev, priv->event_idx);
+		err = request_irq(irq, vx3_msix_event_irq, 0, netdev->name,
+				  priv);
 		if (err)
 			goto err_free;
 	}
 	return 0;
 
 err_free:
-	netdev_err(netdev, "cannot request IRQ %d: %d\n",
-		   pci_irq_vector(priv->pdev, i), err);
+	/* @i queue vectors have an IRQ: all if the event one failed */
+	netdev_err(netdev, "cannot request IRQ %d: %d\n", irq, err);
 	vx3_free_irqs(priv, qs, i, false);
 	return err;
 }
