@@ -67,18 +67,6 @@ static inline bool vx3_ring_gen(u32 count, u32 size)
 }
 
 /**
- * vx3_qdesc_size() - size of the queue descriptor table
- * @num_dev_txq: number of device TX queues (there is one RX queue)
- *
- * Return: bytes of TX queue descriptors followed by the RX one.
- */
-static inline size_t vx3_qdesc_size(u32 num_dev_txq)
-{
-	return num_dev_txq * sizeof(struct vx3_tx_queue_desc) +
-	       sizeof(struct vx3_rx_queue_desc);
-}
-
-/**
  * vx3_qdesc_rx() - the RX queue descriptor in a queue descriptor table
  * @qdesc: the table
  * @num_dev_txq: number of device TX queues in front of it
@@ -530,7 +518,6 @@ void vx3_read_hw_stats(struct vx3_priv *priv, struct vx3_qset *qs,
 /* vx3_main.c */
 int vx3_up(struct vx3_priv *priv, struct vx3_qset *qs);
 void vx3_down(struct vx3_priv *priv, struct vx3_qset *qs);
-void vx3_schedule_reset(struct vx3_priv *priv);
 u32 vx3_max_txq(const struct vx3_priv *priv);
 
 /* vx3_netdev.c */
@@ -574,10 +561,8 @@ void vx3_rx_queue_free(struct vx3_rx_queue *rxq);
 int vx3_rx_queue_reset(struct vx3_rx_queue *rxq,
 		       struct vx3_rx_queue_desc *qd);
 void vx3_rx_queue_write_prod(struct vx3_rx_queue *rxq);
-void vx3_rx_queue_drain(struct vx3_rx_queue *rxq);
 void vx3_rx_queue_stop(struct vx3_rx_queue *rxq);
 int vx3_rx_clean(struct vx3_rx_queue *rxq, int budget, bool *bad);
-u32 vx3_rx_head_truesize(u32 mtu, u32 headroom);
 u32 vx3_rx_head_buf_len(u32 mtu, u32 headroom);
 
 /* vx3_xdp.c */
@@ -595,6 +580,6 @@ bool vx3_xdp_tx_clean(struct vx3_rx_queue *rxq, int budget);
 void vx3_xdp_flush(struct vx3_rx_queue *rxq, u32 flush);
 
 /* vx3_ethtool.c */
-void vx3_set_ethtool_ops(struct net_device *netdev);
+extern const struct ethtool_ops vx3_ethtool_ops;
 
 #endif /* _VX3_H_ */

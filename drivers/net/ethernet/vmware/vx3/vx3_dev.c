@@ -138,8 +138,7 @@ static u64 vx3_upt_features(netdev_features_t features)
 
 	if (features & NETIF_F_RXCSUM)
 		upt |= VX3_F_RXCSUM;
-	if ((features & (NETIF_F_LRO | NETIF_F_GRO_HW)) &&
-	    (features & NETIF_F_RXCSUM))
+	if ((features & NETIF_F_LRO) && (features & NETIF_F_RXCSUM))
 		upt |= VX3_F_LRO;
 	return upt;
 }

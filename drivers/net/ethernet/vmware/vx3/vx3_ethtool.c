@@ -104,25 +104,18 @@ static u32 vx3_stat_count(const char * const *names, u32 n)
 	return count;
 }
 
-/* The ethtool core calls get_sset_count, get_strings and get_ethtool_stats
+/* TX queues listed by ethtool -S: the running ones of @qs while up, else
+ * the configured ones (their counters read as 0).
+ *
+ * The ethtool core calls get_sset_count, get_strings and get_ethtool_stats
  * with rtnl held, and sizes its buffer from get_sset_count under the same
  * hold. priv->qs is replaced only under rtnl as well (open, close,
  * reconfiguration), so the three callbacks see the same queues within one
  * request and their counts, names and values cannot disagree.
  */
-static struct vx3_qset *vx3_ethtool_qs(struct vx3_priv *priv)
+static u32 vx3_stats_num_txq(const struct vx3_priv *priv,
+			     const struct vx3_qset *qs)
 {
-	ASSERT_RTNL();
-	return priv->qs;
-}
-
-/* TX queues listed by ethtool -S: the running ones while up, else the
- * configured ones (their counters read as 0).
- */
-static u32 vx3_stats_num_txq(struct vx3_priv *priv)
-{
-	struct vx3_qset *qs = vx3_ethtool_qs(priv);
-
 	return qs ? qs->num_vec : priv->cfg.num_txq;
 }
 
@@ -315,11 +308,12 @@ static int vx3_get_sset_count(struct net_device *netdev, int sset)
 	if (sset != ETH_SS_STATS)
 		return -EOPNOTSUPP;
 
+	ASSERT_RTNL();
 	return VX3_ETHTOOL_NUM_RXQ *
 	       (vx3_stat_count(vx3_rx_stat_names, VX3_RXS_NUM) +
 		vx3_stat_count(vx3_xdp_tx_stat_names, VX3_TXS_NUM) +
 		vx3_stat_count(vx3_xdp_txc_stat_names, VX3_TXCS_NUM)) +
-	       vx3_stats_num_txq(priv) *
+	       vx3_stats_num_txq(priv, priv->qs) *
 	       (vx3_stat_count(vx3_tx_stat_names, VX3_TXS_NUM) +
 		vx3_stat_count(vx3_txc_stat_names, VX3_TXCS_NUM)) +
 	       VX3_DEV_NSTATS;
@@ -352,7 +346,8 @@ static void vx3_get_strings(struct net_device *netdev, u32 sset, u8 *data)
 				   VX3_TXCS_NUM);
 	}
 
-	num_txq = vx3_stats_num_txq(priv);
+	ASSERT_RTNL();
+	num_txq = vx3_stats_num_txq(priv, priv->qs);
 	for (q = 0; q < num_txq; q++) {
 		vx3_put_stat_names(&data, "tx", q, vx3_tx_stat_names,
 				   VX3_TXS_NUM);
@@ -384,11 +379,13 @@ static void vx3_get_ethtool_stats(struct net_device *netdev,
 				  struct ethtool_stats *stats, u64 *data)
 {
 	struct vx3_priv *priv = netdev_priv(netdev);
-	struct vx3_qset *qs = vx3_ethtool_qs(priv);
 	struct vx3_rx_queue *rxq;
 	struct vx3_tx_ring *tx;
+	struct vx3_qset *qs;
 	u32 num_txq, q;
 
+	ASSERT_RTNL();
+	qs = priv->qs;
 	rxq = vx3_stats_rxq(qs);
 	vx3_put_stats(&data, rxq ? rxq->stats.cnt : NULL,
 		      rxq ? &rxq->stats.syncp : NULL, vx3_rx_stat_names,
@@ -401,7 +398,7 @@ static void vx3_get_ethtool_stats(struct net_device *netdev,
 		      tx ? &tx->cstats.syncp : NULL,
 		      vx3_xdp_txc_stat_names, VX3_TXCS_NUM);
 
-	num_txq = vx3_stats_num_txq(priv);
+	num_txq = vx3_stats_num_txq(priv, qs);
 	for (q = 0; q < num_txq; q++) {
 		tx = vx3_stats_txq(qs, q);
 		vx3_put_stats(&data, tx ? tx->stats.cnt : NULL,
@@ -446,7 +443,7 @@ static int vx3_set_wol(struct net_device *netdev,
 	return 0;
 }
 
-static const struct ethtool_ops vx3_ethtool_ops = {
+const struct ethtool_ops vx3_ethtool_ops = {
 	.supported_coalesce_params	= 0,
 	.get_drvinfo			= vx3_get_drvinfo,
 	.get_msglevel			= vx3_get_msglevel,
@@ -465,12 +462,3 @@ static const struct ethtool_ops vx3_ethtool_ops = {
 	.get_wol			= vx3_get_wol,
 	.set_wol			= vx3_set_wol,
 };
-
-/**
- * vx3_set_ethtool_ops() - install the ethtool operations of vx3
- * @netdev: the net_device, not yet registered
- */
-void vx3_set_ethtool_ops(struct net_device *netdev)
-{
-	netdev->ethtool_ops = &vx3_ethtool_ops;
-}

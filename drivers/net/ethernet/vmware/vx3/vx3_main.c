@@ -23,18 +23,6 @@ u32 vx3_max_txq(const struct vx3_priv *priv)
 	return min_t(u32, priv->num_irqs - 1, VX3_MAX_STACK_TXQ);
 }
 
-/**
- * vx3_schedule_reset() - reset the device from process context
- * @priv: driver private data
- *
- * Used when the device breaks the ring protocol, reports a queue error or
- * stops completing transmits. Safe in any context.
- */
-void vx3_schedule_reset(struct vx3_priv *priv)
-{
-	schedule_work(&priv->reset_work);
-}
-
 /* The device's link state, read only while it is active: between the
  * quiesce and the activation of a reconfiguration or a reset a late
  * link event is ignored, and vx3_up() reads the state again.
@@ -92,7 +80,7 @@ static void vx3_handle_events(struct vx3_priv *priv)
 	if (ecr & (VX3_ECR_RQERR | VX3_ECR_TQERR)) {
 		netdev_err(priv->netdev, "device reported a queue error (%#x)\n",
 			   ecr);
-		vx3_schedule_reset(priv);
+		schedule_work(&priv->reset_work);
 	}
 }
 

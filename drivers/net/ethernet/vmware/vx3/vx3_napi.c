@@ -29,7 +29,7 @@ static int vx3_poll(struct napi_struct *napi, int budget)
 
 	if (unlikely(bad)) {
 		/* Leave the interrupt masked; the reset restarts the rings */
-		vx3_schedule_reset(priv);
+		schedule_work(&priv->reset_work);
 		if (!budget)
 			return 0;
 		work = min(work, budget - 1);
@@ -120,6 +120,15 @@ void vx3_free_qset(struct vx3_priv *priv, struct vx3_qset *qs)
 		dma_free_coherent(&priv->pdev->dev, qs->qdesc_size, qs->qdesc,
 				  qs->qdesc_dma);
 	kfree(qs);
+}
+
+/* Bytes of the queue descriptor table: @num_dev_txq TX queue descriptors,
+ * then the one of the RX queue
+ */
+static size_t vx3_qdesc_size(u32 num_dev_txq)
+{
+	return num_dev_txq * sizeof(struct vx3_tx_queue_desc) +
+	       sizeof(struct vx3_rx_queue_desc);
 }
 
 /**

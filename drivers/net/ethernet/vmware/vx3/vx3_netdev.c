@@ -61,7 +61,7 @@ static int vx3_set_features(struct net_device *netdev,
 	netdev_features_t changed = netdev->features ^ features;
 	struct vx3_priv *priv = netdev_priv(netdev);
 
-	if (changed & (NETIF_F_RXCSUM | NETIF_F_LRO | NETIF_F_GRO_HW))
+	if (changed & (NETIF_F_RXCSUM | NETIF_F_LRO))
 		vx3_write_features(priv, features);
 	/* The core removes the VLAN IDs only after this returns, with the
 	 * old features still set: the table follows priv->vlan_filter.
@@ -369,7 +369,7 @@ static void vx3_tx_timeout(struct net_device *netdev, unsigned int txqueue)
 	struct vx3_priv *priv = netdev_priv(netdev);
 
 	netdev_err(netdev, "TX queue %u timed out\n", txqueue);
-	vx3_schedule_reset(priv);
+	schedule_work(&priv->reset_work);
 }
 
 static void vx3_get_stats64(struct net_device *netdev,
@@ -544,7 +544,7 @@ struct net_device *vx3_alloc_netdev(struct pci_dev *pdev)
 
 	netdev->netdev_ops = &vx3_netdev_ops;
 	netdev->stat_ops = &vx3_stat_ops;
-	vx3_set_ethtool_ops(netdev);
+	netdev->ethtool_ops = &vx3_ethtool_ops;
 	netdev->watchdog_timeo = 5 * HZ;
 	netdev->min_mtu = ETH_MIN_MTU;
 	netdev->max_mtu = VX3_MAX_MTU;

@@ -25,7 +25,7 @@
  *
  * Return: a power of two of at most PAGE_SIZE.
  */
-u32 vx3_rx_head_truesize(u32 mtu, u32 headroom)
+static u32 vx3_rx_head_truesize(u32 mtu, u32 headroom)
 {
 	u32 size = SKB_DATA_ALIGN(headroom + mtu + VLAN_ETH_HLEN) +
 		   VX3_RX_SHINFO_SIZE;
@@ -207,7 +207,7 @@ void vx3_rx_queue_stop(struct vx3_rx_queue *rxq)
  * vx3_rx_queue_drain() - return every buffer of a stopped RX queue
  * @rxq: the queue; the device no longer touches it
  */
-void vx3_rx_queue_drain(struct vx3_rx_queue *rxq)
+static void vx3_rx_queue_drain(struct vx3_rx_queue *rxq)
 {
 	u32 r, i;
 
@@ -560,7 +560,7 @@ static void vx3_rx_deliver(struct vx3_rx_queue *rxq, u32 w0, u32 w3)
 	 */
 	if (skb->len > rxq->mtu + 2 * VLAN_HLEN && csum_ok &&
 	    (w3 & VX3_RXC_TCP) && !vx3_rx_lro(rxq, skb, frame_len) &&
-	    (netdev->features & (NETIF_F_LRO | NETIF_F_GRO_HW))) {
+	    (netdev->features & NETIF_F_LRO)) {
 		vx3_rx_drop(rxq, VX3_RXS_DROP_OVERSIZE,
 			    SKB_DROP_REASON_PKT_TOO_BIG);
 		return;
