@@ -500,11 +500,11 @@ def _deferred_snapshot(dev, lay, since):
     return res
 
 
-def _per_doorbell(dev, lay, since):
-    """Packets (EOP descriptors) between consecutive doorbells of each TX
-    queue rung since `since`, for the doorbells whose descriptors are
+def _doorbell_windows(dev, lay, since):
+    """The TX descriptors published between consecutive doorbells of each
+    TX queue rung since `since`, for the doorbells whose descriptors are
     still in the ring (its last lap). VM halted by the caller. Returns
-    {queue: [packets, ...]}."""
+    {queue: [[descriptor words, ...] per doorbell, ...]}."""
     res = {}
     dbs = dev.bar0(ds.REG_TXPROD, since=since)
     for q in sorted({q for q, _ in dbs}):
@@ -512,15 +512,18 @@ def _per_doorbell(dev, lay, since):
         size = len(ring)
         vals = [v % size for wq, v in dbs if wq == q]
         pos = _unwrap(vals, size, vals[0])
-        per = []
-        for k in range(1, len(vals)):
-            if pos[-1] - pos[k - 1] + 1 >= size:
-                continue
-            per.append(sum(1 for i in range(pos[k] - pos[k - 1])
-                           if ring[(vals[k - 1] + i) % size][3] &
-                           ds.TXD_EOP))
-        res[q] = per
+        res[q] = [[ring[(vals[k - 1] + i) % size]
+                   for i in range(pos[k] - pos[k - 1])]
+                  for k in range(1, len(vals))
+                  if pos[-1] - pos[k - 1] + 1 < size]
     return res
+
+
+def _per_doorbell(dev, lay, since):
+    """Packets (EOP descriptors) between consecutive doorbells of each TX
+    queue (_doorbell_windows()). Returns {queue: [packets, ...]}."""
+    return {q: [sum(1 for d in win if d[3] & ds.TXD_EOP) for win in wins]
+            for q, wins in _doorbell_windows(dev, lay, since).items()}
 
 
 @only_driver("vx3")
@@ -642,40 +645,32 @@ def test_deferred_doorbells(ctx):
     ctx.expect(not bad, "deferred doorbells:\n" + "\n".join(bad))
 
 
+def _segments(win):
+    """Segment counts of the packets in a doorbell window: a TSO packet
+    (om 3) counts ceil((length - hlen) / mss), any other 1."""
+    pkts, first, length = [], None, 0
+    for d in win:
+        if first is None:
+            first, length = d, 0
+        length += (d[2] & 0x3FFF) or 16384
+        if not d[3] & ds.TXD_EOP:
+            continue
+        om, mss = (first[3] >> 10) & 3, first[2] >> 18
+        hlen = first[3] & 0x3FF
+        if om == 3 and mss:
+            pkts.append(max(1, -(-(length - hlen) // mss)))
+        else:
+            pkts.append(1)
+        first = None
+    return pkts
+
+
 def _segs_per_doorbell(dev, lay, since):
     """For each TX queue rung since `since`: the packets between
-    consecutive doorbells (still in the ring's last lap) as lists of
-    their segment counts: a TSO packet (om 3) counts
-    ceil((length - hlen) / mss), any other 1. VM halted by the caller."""
-    res = {}
-    dbs = dev.bar0(ds.REG_TXPROD, since=since)
-    for q in sorted({q for q, _ in dbs}):
-        ring = dev.tx_ring(lay.tx[q])
-        size = len(ring)
-        vals = [v % size for wq, v in dbs if wq == q]
-        pos = _unwrap(vals, size, vals[0])
-        per = []
-        for k in range(1, len(vals)):
-            if pos[-1] - pos[k - 1] + 1 >= size:
-                continue
-            pkts, first, length = [], None, 0
-            for i in range(pos[k] - pos[k - 1]):
-                d = ring[(vals[k - 1] + i) % size]
-                if first is None:
-                    first, length = d, 0
-                length += (d[2] & 0x3FFF) or 16384
-                if not d[3] & ds.TXD_EOP:
-                    continue
-                om, mss = (first[3] >> 10) & 3, first[2] >> 18
-                hlen = first[3] & 0x3FF
-                if om == 3 and mss:
-                    pkts.append(max(1, -(-(length - hlen) // mss)))
-                else:
-                    pkts.append(1)
-                first = None
-            per.append(pkts)
-        res[q] = per
-    return res
+    consecutive doorbells (_doorbell_windows()) as lists of their segment
+    counts (_segments()). VM halted by the caller."""
+    return {q: [_segments(win) for win in wins]
+            for q, wins in _doorbell_windows(dev, lay, since).items()}
 
 
 @only_driver("vx3")
@@ -1210,20 +1205,8 @@ def test_bad_tx_comp_skip(ctx):
 def _ring0_posted(dev, lay):
     """(device's next ring-0 index, descriptors posted from there on)
     walking ring 0's gen bits (VM halted by the caller)."""
-    rxq = lay.rx[0]
     used0, _, _, _ = _rx_state(dev, lay)
-    ring0 = dev.rx_ring(rxq, 0)
-    gens = ds.rx_gens(ring0)
-    size = len(ring0)
-    # The lap generation at used0 is the one its posted descriptor has;
-    # the fill boundary is where that run of generations ends
-    g, n, i = gens[used0], 0, used0
-    while n < size and gens[i] == g:
-        n += 1
-        i += 1
-        if i == size:
-            i, g = 0, 1 - g
-    return used0, n
+    return used0, _rx_posted(dev, lay.rx[0], 0, used0)
 
 
 def test_rx_skip(ctx):

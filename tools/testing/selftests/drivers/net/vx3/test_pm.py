@@ -34,8 +34,8 @@ import re
 import time
 
 from lib.nic import diag, ping, setup_nic, wait_carrier
-from lib.test import iperf_bytes, iperf_guest_to_peer, iperf_peer_to_guest
-from lib.vm import VMError
+from lib.test import (iperf_bytes, iperf_guest_to_peer, iperf_peer_to_guest,
+                      qmp_status, s3_finished, s3_start, wait_agent)
 
 NICS = 1
 VARIANTS = ("s3",)
@@ -73,32 +73,16 @@ def _traffic(ctx, what):
         ctx.expect(n > 0, f"{what}: iperf {way} moved no data")
 
 
-def _status(vm):
-    return vm.qmp("query-status")["status"]
-
-
 def _wait_status(ctx, want, timeout):
     deadline = time.monotonic() + timeout
     st = None
     while time.monotonic() < deadline:
-        st = _status(ctx.vm)
+        st = qmp_status(ctx.vm)
         if st == want:
             return
         time.sleep(0.2)
     raise AssertionError(f"QMP status is {st!r}, not {want!r} after "
                          f"{timeout}s")
-
-
-def _wait_agent(ctx, timeout=60):
-    """The guest agent answers again (virtio-serial resumed)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            ctx.vm.run("true", timeout=10)
-            return
-        except VMError:
-            if time.monotonic() > deadline:
-                raise
 
 
 def _events(vm, name, since):
@@ -115,13 +99,11 @@ def _suspend_resume(ctx):
     vm = ctx.vm
     vm.qmp("query-status")		# collect pending events
     since = len(vm.qmp_events)
-    vm.check("rm -f /tmp/s3.done; setsid sh -c 'sleep 0.5; "
-             "echo mem > /sys/power/state; echo rc=$? > /tmp/s3.done' "
-             ">/tmp/s3.log 2>&1 </dev/null &")
+    s3_start(vm)
     deadline = time.monotonic() + 60
     woken = None
     while time.monotonic() < deadline:
-        st = _status(vm)
+        st = qmp_status(vm)
         if st == "suspended":
             vm.qmp("system_wakeup")
             woken = "system_wakeup"
@@ -130,17 +112,12 @@ def _suspend_resume(ctx):
             woken = "a wakeup source of the guest"
             break
         time.sleep(0.05)
-    if woken is None and _status(vm) == "suspended":
+    if woken is None and qmp_status(vm) == "suspended":
         vm.qmp("system_wakeup")
     ctx.expect(woken, "the guest did not enter S3 within 60s (no QMP "
                "SUSPEND event)")
     _wait_status(ctx, "running", 30)
-    _wait_agent(ctx)
-    rc, out = vm.run("for i in $(seq 300); do [ -e /tmp/s3.done ] && "
-                     "cat /tmp/s3.done /tmp/s3.log && exit 0; sleep 0.1; "
-                     "done; exit 1", timeout=60)
-    ctx.expect(rc == 0 and "rc=0" in out,
-               f"echo mem > /sys/power/state did not complete:\n{out}")
+    s3_finished(ctx)
     diag(f"{ctx.driver}: S3 suspend/resume done (woken by {woken})")
 
 
@@ -163,7 +140,7 @@ def test_hibernate_freeze_restore(ctx):
         ctx.expect(rc == 0, f"echo disk > /sys/power/state (pm_test "
                    f"devices) failed (rc={rc}): {out}")
     finally:
-        _wait_agent(ctx)
+        wait_agent(ctx)
         vm.run("echo none > /sys/power/pm_test")
     diag(f"{ctx.driver}: hibernation freeze/restore (pm_test devices) "
          f"done")

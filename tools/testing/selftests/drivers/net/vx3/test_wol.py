@@ -36,7 +36,7 @@ import time
 
 import lib.devside as ds
 from lib.nic import diag, ping, setup_nic, wait_carrier
-from lib.vm import VMError
+from lib.test import qmp_status, s3_finished, s3_start
 
 NICS = 1
 DRIVERS = ("vx3",)
@@ -134,22 +134,6 @@ def _expect_conf(ctx, conf, events, what):
                f"{events:#x} and 0")
 
 
-def _status(vm):
-    return vm.qmp("query-status")["status"]
-
-
-def _wait_agent(ctx, timeout=60):
-    """The guest agent answers again (virtio-serial resumed)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            ctx.vm.run("true", timeout=10)
-            return
-        except VMError:
-            if time.monotonic() > deadline:
-                raise
-
-
 def test_settings(ctx):
     vm, dev, ifn = ctx.vm, ctx.state["dev"], ctx.ifname(1)
     sup, cur = _ethtool_wol(ctx)
@@ -178,14 +162,12 @@ def test_s3_armed(ctx):
     spa = dev.shared_pa()
     vm.qmp("query-status")
     since = dev.mark()
-    vm.check("rm -f /tmp/s3.done; setsid sh -c 'sleep 0.5; "
-             "echo mem > /sys/power/state; echo rc=$? > /tmp/s3.done' "
-             ">/tmp/s3.log 2>&1 </dev/null &")
+    s3_start(vm)
     deadline = time.monotonic() + 60
-    while _status(vm) != "suspended":
+    while qmp_status(vm) != "suspended":
         ctx.expect(time.monotonic() < deadline,
                    f"the guest did not enter S3 within 60s (status "
-                   f"{_status(vm)})")
+                   f"{qmp_status(vm)})")
         time.sleep(0.05)
     try:
         # The VM is stopped: the gdbstub serves packets without ^C, and
@@ -205,16 +187,11 @@ def test_s3_armed(ctx):
     _expect_conf(ctx, conf, PM_WAKE_MAGIC, "in S3")
 
     deadline = time.monotonic() + 30
-    while _status(vm) != "running":
+    while qmp_status(vm) != "running":
         ctx.expect(time.monotonic() < deadline, f"not running 30s after "
-                   f"system_wakeup: {_status(vm)}")
+                   f"system_wakeup: {qmp_status(vm)}")
         time.sleep(0.2)
-    _wait_agent(ctx)
-    rc, out = vm.run("for i in $(seq 300); do [ -e /tmp/s3.done ] && "
-                     "cat /tmp/s3.done /tmp/s3.log && exit 0; sleep 0.1; "
-                     "done; exit 1", timeout=60)
-    ctx.expect(rc == 0 and "rc=0" in out,
-               f"echo mem > /sys/power/state did not complete:\n{out}")
+    s3_finished(ctx)
 
     after = _pm_cmds(dev, since)[len(cmds):]
     ctx.expect(after, "no UPDATE_PMCFG on resume (not disarmed)")

@@ -5,6 +5,9 @@ import functools
 import hashlib
 import os
 import signal
+import time
+
+from lib.vm import VMError
 
 
 class Skip(Exception):
@@ -160,3 +163,40 @@ def write_random(f, nbytes):
         f.write(chunk)
         left -= len(chunk)
     return h.hexdigest()
+
+
+def qmp_status(vm):
+    """QEMU's run state (QMP query-status): "running", "suspended", ..."""
+    return vm.qmp("query-status")["status"]
+
+
+def wait_agent(ctx, timeout=60):
+    """Wait until the guest agent answers again (virtio-serial resumed
+    after a suspend)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            ctx.vm.run("true", timeout=10)
+            return
+        except VMError:
+            if time.monotonic() > deadline:
+                raise
+
+
+def s3_start(vm):
+    """Start `echo mem > /sys/power/state` in the guest, detached, half a
+    second from now; s3_finished() reads how it ended."""
+    vm.check("rm -f /tmp/s3.done; setsid sh -c 'sleep 0.5; "
+             "echo mem > /sys/power/state; echo rc=$? > /tmp/s3.done' "
+             ">/tmp/s3.log 2>&1 </dev/null &")
+
+
+def s3_finished(ctx):
+    """After the wakeup: the guest agent answers and the suspend that
+    s3_start() began returned 0."""
+    wait_agent(ctx)
+    rc, out = ctx.vm.run("for i in $(seq 300); do [ -e /tmp/s3.done ] && "
+                         "cat /tmp/s3.done /tmp/s3.log && exit 0; "
+                         "sleep 0.1; done; exit 1", timeout=60)
+    ctx.expect(rc == 0 and "rc=0" in out,
+               f"echo mem > /sys/power/state did not complete:\n{out}")
