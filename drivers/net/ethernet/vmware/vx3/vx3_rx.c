@@ -57,7 +57,7 @@ static void vx3_rx_stat_inc(struct vx3_rx_queue *rxq, enum vx3_rx_stat idx)
 
 static void vx3_rx_refill_timer(struct timer_list *t)
 {
-	struct vx3_rx_queue *rxq = from_timer(rxq, t, refill_timer);
+	struct vx3_rx_queue *rxq = timer_container_of(rxq, t, refill_timer);
 
 	napi_schedule(rxq->napi);
 }

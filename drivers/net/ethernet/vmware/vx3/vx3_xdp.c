@@ -158,9 +158,9 @@ static struct sk_buff *vx3_xdp_build_skb(struct vx3_rx_queue *rxq)
 		skb_metadata_set(skb, metalen);
 	skb_mark_for_recycle(skb);
 	if (nr_frags)
-		xdp_update_skb_shared_info(skb, nr_frags, frags_size,
-					   nr_frags * rxq->ring[1].truesize,
-					   xdp_buff_is_frag_pfmemalloc(xdp));
+		xdp_update_skb_frags_info(skb, nr_frags, frags_size,
+					  nr_frags * rxq->ring[1].truesize,
+					  xdp_buff_get_skb_flags(xdp));
 	rxq->in_xdp = false;
 	vx3_xdp_stat_add(rxq, VX3_RXS_BUILD_SKB, 1);
 	return skb;

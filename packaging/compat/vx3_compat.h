@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * vx3 compat layer for the LTS kernel line (packaging/README).
+ *
+ * The driver is written against the newest kernel (Linux 7.3) and carries
+ * no LINUX_VERSION_CODE. Older kernels that DKMS users run get here what
+ * their headers lack or call differently; dkms.conf (and make modules-lts)
+ * force-include this file into every vx3 object with
+ * KCPPFLAGS="-include .../vx3_compat.h". On the newest kernel it defines
+ * nothing. Tested on 6.12 (make check's lts lane).
+ */
+#ifndef _VX3_COMPAT_H
+#define _VX3_COMPAT_H
+
+#include <linux/version.h>
+
+/* The 6.12 LTS line: the only older line dkms.conf admits */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 13, 0)
+#include <linux/timer.h>
+#include <net/xdp.h>
+
+/* from_timer(), renamed in 6.16 */
+#define timer_container_of(var, callback_timer, timer_fieldname) \
+	from_timer(var, callback_timer, timer_fieldname)
+
+/* xdp_update_skb_shared_info(), renamed and given the xdp_buff flags
+ * instead of a pfmemalloc bool
+ */
+static inline u32 vx3_compat_xdp_buff_get_skb_flags(const struct xdp_buff *xdp)
+{
+	return xdp_buff_is_frag_pfmemalloc(xdp);
+}
+
+#define xdp_buff_get_skb_flags vx3_compat_xdp_buff_get_skb_flags
+
+static inline void
+vx3_compat_xdp_update_skb_frags_info(struct sk_buff *skb, u8 nr_frags,
+				     unsigned int size, unsigned int truesize,
+				     u32 pfmemalloc)
+{
+	xdp_update_skb_shared_info(skb, nr_frags, size, truesize, pfmemalloc);
+}
+
+#define xdp_update_skb_frags_info vx3_compat_xdp_update_skb_frags_info
+#endif
+
+#endif /* _VX3_COMPAT_H */
