@@ -9,13 +9,19 @@ PYTHON ?= /usr/bin/python3
 VX3_DIR := $(CURDIR)/drivers/net/ethernet/vmware/vx3
 DEPS := $(CURDIR)/scripts/vx3-deps.sh
 
-# Guest/module kernel: the newest installed Debian 6.12 kernel that has both
-# /boot/vmlinuz-<v> and headers. Override with KVER=... or KDIR=....
+# Guest/module kernel: the target, Debian's newest kernel (7.3 from
+# trixie-backports, its build tree made by scripts/vx3-deps.sh). Override
+# with KVER=... or KDIR=.... make modules-lts builds vx3 for Debian's 6.12
+# LTS kernel into build/lts/vx3/, with the DKMS package's compat layer
+# (packaging/compat/vx3_compat.h), as DKMS does.
 KVER ?= $(shell $(DEPS) --kver 2>/dev/null)
 KDIR ?= /lib/modules/$(KVER)/build
+LTS_KVER = $(shell $(DEPS) --lts-kver 2>/dev/null)
+LTS_DIR := $(CURDIR)/build/lts/vx3
+COMPAT := $(CURDIR)/packaging/compat/vx3_compat.h
 export KVER KDIR
 
-.PHONY: all modules deps check check-reference static vmtest bench series \
+.PHONY: all modules modules-lts deps check check-reference static vmtest bench series \
 	series-vmxnet3 vmxnet3-patched debug-kernel soak deb clean help
 
 all: modules
@@ -34,6 +40,17 @@ modules:
 		[ -e "$$kdir/Makefile" ] || kdir=/lib/modules/$$($(DEPS) --kver)/build; \
 		$(MAKE) -C $$kdir M=$(VX3_DIR) CONFIG_VX3=m W=1 modules; \
 	fi
+
+# The sources are copied (an M= build writes next to them, and the
+# target kernel's build of make modules stays in place).
+modules-lts:
+	@mkdir -p $(LTS_DIR)
+	@for f in $(VX3_DIR)/Makefile $(VX3_DIR)/*.[ch] $(COMPAT); do \
+		cmp -s $$f $(LTS_DIR)/$${f##*/} || cp $$f $(LTS_DIR)/; \
+	done
+	@rm -f $(LTS_DIR)/vx3.mod.c
+	@$(MAKE) -C /lib/modules/$(LTS_KVER)/build M=$(LTS_DIR) CONFIG_VX3=m \
+		W=1 KCPPFLAGS="-include $(LTS_DIR)/vx3_compat.h" modules
 
 # deps -> build (if driver present) -> static checks -> VM tests, one summary.
 check: deps

@@ -5,9 +5,10 @@
 #
 # Usage: mkinitramfs.sh KVER OUTPUT.cpio [VX3_KO]
 #
-# Modules come from /lib/modules/KVER, or with VX3_MODROOT=DIR set from
-# DIR/lib/modules/KVER (a make modules_install INSTALL_MOD_PATH=DIR tree,
-# e.g. the debug kernel's, scripts/vx3-debug-kernel.sh).
+# Modules come from DIR/lib/modules/KVER, DIR being VX3_MODROOT if set (a
+# make modules_install INSTALL_MOD_PATH=DIR tree, e.g. the debug kernel's,
+# scripts/vx3-debug-kernel.sh), else where scripts/vx3-deps.sh --modroot
+# says: / for the installed 6.12, the unpacked packages for 7.3.
 #
 # Contents: busybox-static (with applet symlinks), dash as /bin/sh, iperf, mpstat, ethtool,
 # ip, tc, bpftool, their shared libraries, vx3-nl, vx3-udp and vx3-failnth
@@ -25,7 +26,8 @@ KVER=$1
 OUT=$2
 VX3_KO=${3:-}
 HERE=$(cd "$(dirname "$0")" && pwd)
-MODROOT=${VX3_MODROOT:-}
+# Debian's target kernel is unpacked, not installed (scripts/vx3-deps.sh)
+MODROOT=${VX3_MODROOT-$("$HERE/../../../../../../scripts/vx3-deps.sh" --modroot "$KVER")}
 MODDIR=$MODROOT/lib/modules/$KVER
 # modinfo looks modules up in MODROOT (-b) instead of /
 MODINFO_B=()

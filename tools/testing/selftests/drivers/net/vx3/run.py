@@ -4,14 +4,18 @@
 
     run.py [--driver vx3|vmxnet3|vmxnet3-patched|all] [-t smoke[.case]]
            [--variant default]
-           [--kernel stock|debug] [--tap-start N] [--summary] [--list]
+           [--kernel stock|lts|debug] [--tap-start N] [--summary] [--list]
 
 One VM is booted per test file, driver and variant; the file's cases run in
 order in it. After every case the guest dmesg and QEMU's guest_errors log
 are scanned (lib.vm.LogScanner); QEMU exiting fails the case and the rest
 of the file.
 
---kernel debug (or VX3_KERNEL=debug) boots the debug kernel built by
+The guest kernel (--kernel or VX3_KERNEL) is Debian's newest, the target
+(stock: 7.3 from trixie-backports, unpacked by scripts/vx3-deps.sh), or
+Debian's 6.12 LTS line (lts: installed; vx3.ko built by make modules-lts
+with the DKMS package's compat layer, packaging/compat/), or the debug
+kernel. --kernel debug (or VX3_KERNEL=debug) boots the debug kernel built by
 `make debug-kernel` (scripts/vx3-debug-kernel.sh: KASAN, lockdep, kmemleak,
 DMA-API debugging, ...) with an initramfs from its module tree and a vx3.ko
 built against it; names and log dirs get the prefix "debug.", guest command
@@ -49,7 +53,7 @@ PATCHED = "vmxnet3-patched"
 PATCHED_KO = os.path.join(ROOT, "build/vmxnet3-patched/{kver}/vmxnet3.ko")
 # A file may name the guest kernels it applies to (KERNELS = ("debug",) for
 # fault injection, which Debian's kernel does not have).
-KERNELS = ("stock", "debug")
+KERNELS = ("stock", "lts", "debug")
 DEBUG_KERNEL_SH = os.path.join(ROOT, "scripts/vx3-debug-kernel.sh")
 # Guest command/case timeout factor on the debug kernel (KASAN, lockdep,
 # kmemleak under TCG); VX3_DEBUG_TIMEOUT_SCALE or --timeout-scale override.
@@ -126,15 +130,25 @@ def one_line(msg):
 
 
 class Kernel:
-    """The guest kernel: Debian's stock one (default) or the debug build."""
+    """The guest kernel: Debian's newest (stock, default), Debian's 6.12
+    LTS (lts) or the debug build."""
 
     def __init__(self, args):
         self.name = args.kernel
         self.debug = args.kernel == "debug"
-        self.image = None		# None: /boot/vmlinuz-KVER
-        self.modroot = None		# None: /lib/modules
+        self.image = None		# None: vmlib.guest_image(kver)
+        self.modroot = None		# None: vmlib.guest_modroot(kver)
         self.scale = 1.0
         self.vx3_ko = VX3_KO
+        if self.name == "lts":
+            self.kver = vmlib.lts_kver()
+            self.vx3_ko = os.environ.get("VX3_KO") or \
+                os.path.join(ROOT, "build/lts/vx3/vx3.ko")
+            if os.path.isfile(os.path.join(ROOT, "drivers/net/ethernet/"
+                                                 "vmware/vx3/Makefile")):
+                subprocess.check_call(["make", "-s", "--no-print-directory",
+                                       "-C", ROOT, "modules-lts"])
+            return
         if not self.debug:
             self.kver = vmlib.kver()
             return
@@ -242,8 +256,8 @@ def run_file(tap, args, name, mod, cases, driver, variant, initrd, kern,
     patched = driver == PATCHED
     if patched:
         driver = "vmxnet3"
-    if kern.debug:
-        prefix = f"debug.{prefix}"
+    if kern.name != "stock":
+        prefix = f"{kern.name}.{prefix}"
     case_timeout = int(args.case_timeout * kern.scale)
     allowed = getattr(mod, "DRIVERS", DRIVERS)
     skip = None
@@ -417,9 +431,10 @@ def main():
                     help="end with 'N passed, N failed, N skipped'")
     ap.add_argument("--list", action="store_true")
     ap.add_argument("--kernel", default=os.environ.get("VX3_KERNEL", "stock"),
-                    choices=("stock", "debug"),
-                    help="guest kernel: Debian's (stock) or `make "
-                         "debug-kernel`'s (debug); env VX3_KERNEL")
+                    choices=KERNELS,
+                    help="guest kernel: Debian's newest (stock), Debian's "
+                         "6.12 LTS (lts) or `make debug-kernel`'s (debug); "
+                         "env VX3_KERNEL")
     ap.add_argument("--timeout-scale", type=float, default=None,
                     help="debug kernel: factor for guest command and case "
                          f"timeouts (default {DEBUG_TIMEOUT_SCALE})")

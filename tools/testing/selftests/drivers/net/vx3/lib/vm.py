@@ -230,9 +230,9 @@ class VM:
         self.bridge_nics = bridge_nics
         # Every NIC on its own pcie-root-port "rp<n>" (PCIe hotplug)
         self.root_ports = root_ports
-        # The guest kernel image: Debian's /boot/vmlinuz-KVER unless given
-        # (the debug kernel, scripts/vx3-debug-kernel.sh).
-        self.kernel = kernel or f"/boot/vmlinuz-{kver}"
+        # The guest kernel image: Debian's image of KVER unless given (the
+        # debug kernel, scripts/vx3-debug-kernel.sh): guest_image().
+        self.kernel = kernel or guest_image(kver)
         # Guest command timeouts (run(), check()) are multiplied by this:
         # a KASAN/lockdep kernel under TCG is several times slower.
         self.timeout_scale = timeout_scale
@@ -692,13 +692,31 @@ class VM:
 
 
 # --- dmesg / log scanning -------------------------------------------------------------
-def kver():
-    """The guest kernel version: $KVER, else what vx3-deps.sh picks."""
-    v = os.environ.get("KVER")
-    if v:
-        return v
+def _deps(*args):
     return subprocess.check_output([os.path.join(ROOT, "scripts/vx3-deps.sh"),
-                                    "--kver"], text=True).strip()
+                                    *args], text=True).strip()
+
+
+def kver():
+    """The guest kernel version: $KVER, else the target kernel that
+    vx3-deps.sh sets up (Debian's newest, 7.3)."""
+    return os.environ.get("KVER") or _deps("--kver")
+
+
+def lts_kver():
+    """The LTS kernel version (Debian's 6.12, installed in /boot)."""
+    return _deps("--lts-kver")
+
+
+def guest_image(kver):
+    """Debian's kernel image of kver: /boot/vmlinuz-KVER for the installed
+    6.12, the unpacked image for the target kernel (vx3-deps.sh)."""
+    return _deps("--image", kver)
+
+
+def guest_modroot(kver):
+    """The root of kver's lib/modules/ ("" for the host's /)."""
+    return _deps("--modroot", kver)
 
 
 def tcg_boot_artefact(console_text):
