@@ -14,6 +14,7 @@
 #        scripts/vx3-deps.sh --modroot KVER  print the root of KVER's
 #                                         lib/modules/ ("" for /)
 #        scripts/vx3-deps.sh --srcdir     print the extracted linux-source dir
+#        scripts/vx3-deps.sh --sparse     print the sparse binary to use
 #
 # Two kernel lines (README):
 # - the target, the newest kernel Debian ships: Linux 7.3 from the suite
@@ -28,6 +29,11 @@
 #   linux-source-7.3 with the headers package's .config and Module.symvers
 #   after make modules_prepare ($VX3_CACHE/kernel/<kver>/build, linked from
 #   /lib/modules/<kver>/build, where make, dkms and patched.sh look).
+#   7.3's headers use __typeof_unqual__, which bookworm's sparse 0.6.4
+#   cannot parse (the kernel then skips C=2 with a warning), so sparse
+#   0.6.5~rc1 (VX3_SPARSE_VER) is built from Debian's source package (sid)
+#   into $VX3_CACHE/sparse-<version>/; the source index comes from a
+#   private apt configuration there, not from the system's sources.
 # - the LTS line of DKMS users: the newest linux-image-6.12.*+deb12-amd64-
 #   unsigned for which linux-headers-<same> exists, installed.
 
@@ -45,6 +51,8 @@ NEW_PKGS="linux-base-$NEW_KVER linux-binary-$NEW_KVER linux-modules-$NEW_KVER
 linux-headers-$NEW_KVER linux-headers-$NEW_ABI-common"
 APT_SOURCES=/etc/apt/sources.list.d/vx3-$NEW_SUITE.sources
 APT_PIN=/etc/apt/preferences.d/vx3-$NEW_SUITE
+SPARSE_VER=${VX3_SPARSE_VER:-0.6.5~rc1-2}
+SPARSE_DIR=$VX3_CACHE/sparse-$SPARSE_VER
 # checkpatch.pl and kernel-doc: the target kernel's
 SRC_TAR=/usr/src/linux-source-$NEW_SERIES.tar.xz
 SRC_DIR=$VX3_CACHE/linux-source-$NEW_SERIES
@@ -221,12 +229,49 @@ prepare_new() {
 	ln -sfn "$NEW_DIR/build" "/lib/modules/$NEW_KVER/build"
 }
 
+# ------------------------------------------- sparse for the 7.3 headers
+sparse_ready() {
+	[ -x "$SPARSE_DIR/sparse" ]
+}
+
+build_sparse() {
+	local apt tmp
+	sparse_ready && return 0
+	log "building sparse $SPARSE_VER from Debian's source (once)"
+	apt=$VX3_CACHE/apt-src
+	mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial"
+	cat >"$apt/sources.list" <<-EOT
+	deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian sid main
+	EOT
+	local o=(-o Dir::Etc::sourcelist="$apt/sources.list"
+		-o Dir::Etc::sourceparts=- -o Dir::State::Lists="$apt/lists"
+		-o Dir::Cache="$apt/cache")
+	apt-get "${o[@]}" update -q >/dev/null || return 1
+	tmp=$(mktemp -d "$VX3_CACHE/sparse.XXXXXX")
+	chmod 755 "$tmp"
+	(cd "$tmp" && apt-get "${o[@]}" source --download-only -q \
+		"sparse=$SPARSE_VER" >/dev/null) || {
+		log "sparse $SPARSE_VER source not found (VX3_SPARSE_VER picks another)"
+		return 1
+	}
+	tar -xzf "$tmp"/sparse_*.orig.tar.gz -C "$tmp" || return 1
+	make -s -C "$tmp"/sparse-*/ -j"$(nproc)" sparse >"$tmp/build.log" 2>&1 || {
+		tail -n 20 "$tmp/build.log" >&2
+		return 1
+	}
+	rm -rf "$SPARSE_DIR"
+	mkdir -p "$SPARSE_DIR"
+	cp "$tmp"/sparse-*/sparse "$tmp"/sparse-*/LICENSE "$SPARSE_DIR/"
+	rm -rf "$tmp"
+}
+
 all_ok() {
 	local k
 	k=$(installed_kvers | head -n1)
 	[ -n "$k" ] || return 1
 	[ -z "$(missing_pkgs $BASE_PKGS)" ] || return 1
 	new_ready || return 1
+	sparse_ready || return 1
 	src_ready || return 1
 }
 
@@ -271,13 +316,17 @@ case "${1:-}" in
 	echo "$SRC_DIR"
 	exit 0
 	;;
+--sparse)
+	echo "$SPARSE_DIR/sparse"
+	exit 0
+	;;
 --check)
 	all_ok
 	exit $?
 	;;
 "") ;;
 *)
-	echo "usage: $0 [--check|--kver|--lts-kver|--kdir K|--image K|--modroot K|--srcdir]" >&2
+	echo "usage: $0 [--check|--kver|--lts-kver|--kdir K|--image K|--modroot K|--srcdir|--sparse]" >&2
 	exit 2
 	;;
 esac
@@ -322,6 +371,7 @@ if [ -z "$want_kver" ] || [ -n "$need" ]; then
 fi
 
 prepare_new || { log "the $NEW_KVER kernel could not be set up"; exit 1; }
+build_sparse || { log "sparse $SPARSE_VER could not be built"; exit 1; }
 extract_src
 if ! all_ok; then
 	log "dependencies still incomplete after install"

@@ -4,12 +4,18 @@
 # Static checks of the vx3 driver sources, one TAP line per check:
 #   1. W=1 build, zero "warning:" lines
 #   2. sparse (C=2), zero warnings/errors in the driver's own files
-#   3. checkpatch.pl --strict --max-line-length=80 on every .c/.h: clean
+#   3. checkpatch.pl --strict --max-line-length=80 on every .c/.h (and the
+#      DKMS compat header): clean
 #   4. kernel-doc -Wall -none on every .c/.h: no output
+#   5. and 6. W=1 and sparse again on Debian's 6.12 LTS kernel, with the
+#      DKMS compat layer (packaging/compat/vx3_compat.h) force-included,
+#      as DKMS builds it there
 #
 # Environment:
 #   VX3_DIR     driver directory (default drivers/net/ethernet/vmware/vx3)
-#   KDIR        kernel build dir (default: Debian 6.12 kernel from vx3-deps.sh)
+#   KDIR        kernel build dir (default: the target kernel, Debian's 7.3,
+#               from vx3-deps.sh)
+#   LTS_KDIR    the LTS kernel's build dir (default: Debian's 6.12)
 #   TAP_START   number of the first TAP line (default 1)
 #   VX3_LOGDIR  where build logs go (default build/static)
 
@@ -23,9 +29,17 @@ SRC=$("$ROOT/scripts/vx3-deps.sh" --srcdir)
 if [ -z "${KDIR:-}" ]; then
 	KDIR=/lib/modules/$("$ROOT/scripts/vx3-deps.sh" --kver)/build
 fi
+if [ -z "${LTS_KDIR:-}" ]; then
+	LTS_KDIR=/lib/modules/$("$ROOT/scripts/vx3-deps.sh" --lts-kver)/build
+fi
+COMPAT=$ROOT/packaging/compat/vx3_compat.h
+# 7.3's headers need a newer sparse than bookworm's (vx3-deps.sh)
+SPARSE=$("$ROOT/scripts/vx3-deps.sh" --sparse)
 
 CHECKS=("W=1 build without warnings" "sparse C=2 without warnings"
-	"checkpatch --strict clean" "kernel-doc -Wall clean")
+	"checkpatch --strict clean" "kernel-doc -Wall clean"
+	"W=1 build on 6.12 LTS with the compat layer without warnings"
+	"sparse C=2 on 6.12 LTS with the compat layer without warnings")
 
 tap() { # result description [diagnostics-file]
 	local res=$1 desc=$2 diag=${3:-}
@@ -65,54 +79,68 @@ unmap() { sed -i "s|$COPY/|$VX3_DIR/|g; s|$ROOT/||g" "$@"; }
 # Basenames of the driver's sources, to pick their diagnostics out of logs.
 names=$(for f in "${files[@]}"; do basename "$f"; done | sed 's/\./\\./g' | paste -sd'|')
 fail=0
-kb=(make -C "$KDIR" M="$COPY" CONFIG_VX3=m W=1)
+# build_checks KDIR LOGPREFIX CHECK-INDEX [make args]: W=1, then sparse
+build_checks() {
+	local kdir=$1 pfx=$2 ci=$3 log rc
+	shift 3
+	local kb=(make -C "$kdir" M="$COPY" CONFIG_VX3=m W=1 "$@")
 
-# 1. W=1 build from scratch. "warning:" anywhere in the log fails (this also
-# catches modpost and objtool warnings).
-log=$VX3_LOGDIR/build-w1.log
-"${kb[@]}" modules >"$log" 2>&1
-rc=$?
-unmap "$log"
-# Diagnostics: every warning, plus the lines that name a driver file (the
-# "In file included from"/"In function" context of header warnings).
-grep -E "warning:|($names):[0-9]+" "$log" >"$log.diag"
-if [ $rc -ne 0 ]; then
-	tail -n 40 "$log" >>"$log.diag"
-	tap "not ok" "${CHECKS[0]} # build failed (rc=$rc)" "$log.diag"
-	fail=1
-elif [ -s "$log.diag" ]; then
-	tap "not ok" "${CHECKS[0]} # $(grep -c 'warning:' "$log.diag") warning(s)" "$log.diag"
-	fail=1
-else
-	tap ok "${CHECKS[0]}"
-fi
+	"${kb[@]}" clean >/dev/null 2>&1
+	# 1. W=1 build from scratch. "warning:" anywhere in the log fails
+	# (this also catches modpost and objtool warnings).
+	log=$VX3_LOGDIR/${pfx}build-w1.log
+	"${kb[@]}" modules >"$log" 2>&1
+	rc=$?
+	unmap "$log"
+	# Diagnostics: every warning, plus the lines that name a driver file
+	# (the "In file included from"/"In function" context of header
+	# warnings).
+	grep -E "warning:|($names):[0-9]+" "$log" >"$log.diag"
+	if [ $rc -ne 0 ]; then
+		tail -n 40 "$log" >>"$log.diag"
+		tap "not ok" "${CHECKS[ci]} # build failed (rc=$rc)" "$log.diag"
+		fail=1
+	elif [ -s "$log.diag" ]; then
+		tap "not ok" "${CHECKS[ci]} # $(grep -c 'warning:' "$log.diag") warning(s)" "$log.diag"
+		fail=1
+	else
+		tap ok "${CHECKS[ci]}"
+	fi
 
-# 2. sparse on every driver object (C=2 checks even up-to-date files).
-log=$VX3_LOGDIR/sparse.log
-"${kb[@]}" C=2 CHECK="sparse" modules >"$log" 2>&1
-rc=$?
-unmap "$log"
-grep -E "(^|/)($names):[0-9]+(:[0-9]+)?: (warning|error):" "$log" |
-	sort -u >"$log.diag"
-if ! grep -q 'CHECK ' "$log"; then
-	echo "sparse did not run (rc=$rc)" >>"$log.diag"
-	tail -n 20 "$log" >>"$log.diag"
-fi
-if [ -s "$log.diag" ]; then
-	tap "not ok" "${CHECKS[1]} # $(grep -c ': \(warning\|error\):' "$log.diag") problem(s)" "$log.diag"
-	fail=1
-else
-	tap ok "${CHECKS[1]}"
-fi
+	# 2. sparse on every driver object (C=2 checks even up-to-date
+	# files).
+	log=$VX3_LOGDIR/${pfx}sparse.log
+	"${kb[@]}" C=2 CHECK="$SPARSE" modules >"$log" 2>&1
+	rc=$?
+	unmap "$log"
+	grep -E "(^|/)($names):[0-9]+(:[0-9]+)?: (warning|error):" "$log" |
+		sort -u >"$log.diag"
+	if ! grep -q 'CHECK ' "$log"; then
+		echo "sparse did not run (rc=$rc)" >>"$log.diag"
+		tail -n 20 "$log" >>"$log.diag"
+	fi
+	if [ -s "$log.diag" ]; then
+		tap "not ok" "${CHECKS[ci + 1]} # $(grep -c ': \(warning\|error\):' "$log.diag") problem(s)" "$log.diag"
+		fail=1
+	else
+		tap ok "${CHECKS[ci + 1]}"
+	fi
+}
+build_checks "$KDIR" "" 0
 
 # 3. checkpatch. --no-tree: the repository is only an overlay of a tree;
 # spelling.txt and const_structs.checkpatch are found next to the script.
 log=$VX3_LOGDIR/checkpatch.log
 : >"$log"
 bad=0
-for f in "${files[@]}"; do
+for f in "${files[@]}" "$COMPAT"; do
+	# The compat header is where version checks belong (and the only
+	# place): its LINUX_VERSION_CODE comparisons are the point of it.
+	ign=()
+	[ "$f" != "$COMPAT" ] ||
+		ign=(--ignore LINUX_VERSION_CODE,CONSTANT_COMPARISON)
 	out=$(perl "$SRC/scripts/checkpatch.pl" --strict --max-line-length=80 \
-		--no-tree --show-types --terse -f "$f" 2>&1)
+		--no-tree --show-types --terse "${ign[@]}" -f "$f" 2>&1)
 	rc=$?
 	body=$(echo "$out" | grep -Ev '^total: 0 errors, 0 warnings, 0 checks|^$')
 	if [ $rc -ne 0 ] || [ -n "$body" ]; then
@@ -131,7 +159,7 @@ fi
 log=$VX3_LOGDIR/kernel-doc.log
 : >"$log"
 for f in "${files[@]}"; do
-	perl "$SRC/scripts/kernel-doc" -Wall -none "$f" >>"$log" 2>&1 ||
+	"$SRC/scripts/kernel-doc" -Wall -none "$f" >>"$log" 2>&1 ||
 		echo "$f: kernel-doc exited with $?" >>"$log"
 done
 sed -i "s|$ROOT/||" "$log"
@@ -141,5 +169,10 @@ if [ -s "$log" ]; then
 else
 	tap ok "${CHECKS[3]}"
 fi
+
+# 5. and 6.: the LTS line, as DKMS builds it (packaging/dkms.conf)
+cp "$COMPAT" "$COPY"/
+build_checks "$LTS_KDIR" lts- 4 KCPPFLAGS="-include $COPY/vx3_compat.h"
+rm -f "$COPY/vx3_compat.h"
 
 exit $fail

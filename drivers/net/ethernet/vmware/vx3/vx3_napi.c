@@ -68,7 +68,7 @@ static struct vx3_vector *vx3_alloc_vector(struct vx3_priv *priv,
 	struct vx3_vector *vec;
 	int err;
 
-	vec = kzalloc(struct_size(vec, rx, num_rx), GFP_KERNEL);
+	vec = kzalloc_flex(*vec, rx, num_rx, GFP_KERNEL);
 	if (!vec)
 		return NULL;
 	vec->num_rx = num_rx;
@@ -144,7 +144,7 @@ struct vx3_qset *vx3_alloc_qset(struct vx3_priv *priv,
 	u32 nvec = min(cfg->num_txq, vx3_max_txq(priv));
 	struct vx3_qset *qs;
 
-	qs = kzalloc(sizeof(*qs), GFP_KERNEL);
+	qs = kzalloc_obj(*qs, GFP_KERNEL);
 	if (!qs)
 		return NULL;
 	qs->cfg = *cfg;
