@@ -9,7 +9,11 @@ set -uo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT" || exit 1
-# VM test lanes: Debian's kernel ("stock") and the debug kernel ("debug").
+# VM test lanes: Debian's newest kernel, 7.3, the target ("stock"); the
+# LTS line DKMS users run, Debian's 6.12, with vx3 built through the DKMS
+# compat layer ("lts": smoke, datapath, LRO, the XDP verdicts and the
+# reconfigurations, where 6.12's APIs differ); and the debug kernel, built
+# from 7.3 ("debug").
 # Every test file runs in one lane: on the debug kernel those that
 # exercise allocation, DMA mapping, teardown and concurrency paths (where
 # KASAN, lockdep, kmemleak and DMA-API debugging see something) or need
@@ -33,6 +37,8 @@ cd "$ROOT" || exit 1
 STOCK_TESTS=${VX3_STOCK_TESTS:-"smoke@swiotlb smoke@iommu conformance
 	datapath forward hwgro stats reconfig lifecycle upstream xdp.pass
 	xdp.drop xdp.aborted xdp.veth_xmit dmaerr.xdp_xmit_map_err wol"}
+LTS_TESTS=${VX3_LTS_TESTS:-"smoke@default datapath hwgro reconfig
+	xdp.pass xdp.drop xdp.aborted xdp.tx xdp.redirect"}
 DEBUG_TESTS=${VX3_DEBUG_TESTS:-"dmaerr churn
 	faultinject.pp_alloc_traffic xdp.tx xdp.redirect xdp.cpumap
 	xdp.multibuf xdp.reconfig_traffic xdp.rmmod_attached"}
@@ -65,7 +71,7 @@ echo "TAP version 13" | tee -a "$LOG"
 # builds next to the TCG guests slowed the guests by 1.6-2x (a fresh
 # make check took 68 minutes with the builds niced in the background of
 # the VM tests, and load-sensitive cases saw a busier host).
-LANES=${VX3_CHECK_LANES:-stock debug patched}
+LANES=${VX3_CHECK_LANES:-stock lts debug patched}
 BG=build/check-bg
 rm -rf "$BG"
 mkdir -p "$BG"
@@ -94,8 +100,22 @@ else
 	echo "vx3 driver not present, skipped"
 	echo "ok 1 - build vx3.ko # SKIP vx3 driver not present" | tee -a "$LOG"
 fi
+# 1b. vx3.ko for the LTS kernel, with the DKMS compat layer (make
+# modules-lts, build/lts/vx3/)
+lts_ok=0
+if [[ " $LANES " == *" lts "* ]] && [ -f drivers/net/ethernet/vmware/vx3/Makefile ]; then
+	if make --no-print-directory modules-lts >build/build-lts.log 2>&1; then
+		echo "ok 2 - build vx3.ko for the 6.12 LTS kernel" | tee -a "$LOG"
+		lts_ok=1
+	else
+		tail -n 30 build/build-lts.log | sed 's/^/# /' | tee -a "$LOG"
+		echo "not ok 2 - build vx3.ko for the 6.12 LTS kernel" \
+			"# see build/build-lts.log" | tee -a "$LOG"
+	fi
+fi
 # 2. Static checks (on a private copy of the sources).
-TAP_START=2 scripts/vx3-static-check.sh 2>&1 | tee -a "$LOG"
+TAP_START=$(($(grep -cE '^(not )?ok [0-9]+' "$LOG") + 1)) \
+	scripts/vx3-static-check.sh 2>&1 | tee -a "$LOG"
 # The Python tooling (harness, tests, bench, series): pyflakes clean, so
 # that dead code and misspelt names do not wait for the path that uses them.
 n=$(($(grep -cE '^(not )?ok [0-9]+' "$LOG") + 1))
@@ -177,8 +197,8 @@ if [[ " $LANES " == *" patched "* ]] && [ "$debug_ok" -eq 1 ]; then
 			"# see build/vmxnet3-patched.log" | tee -a "$LOG"
 	fi
 fi
-# 6. The VM tests in three lanes: vx3 on Debian's kernel, vx3 on the
-# debug kernel, the patched vmxnet3 on the debug kernel (the vmxnet3
+# 6. The VM tests in four lanes: vx3 on Debian's 7.3, vx3 on Debian's
+# 6.12, vx3 on the debug kernel, the patched vmxnet3 on the debug kernel (the vmxnet3
 # reference runs in make check-reference). Arguments (e.g. -t smoke)
 # replace the lists and run in every lane of VX3_CHECK_LANES.
 vmrc=0
@@ -186,6 +206,8 @@ for lane in $LANES; do
 	case $lane in
 	stock)	kernel=stock driver=${VX3_CHECK_DRIVER:-vx3}
 		list=$STOCK_TESTS ok=1 logdir=build/vmtest ;;
+	lts)	kernel=lts driver=${VX3_CHECK_DRIVER:-vx3}
+		list=$LTS_TESTS ok=$lts_ok logdir=build/vmtest ;;
 	debug)	kernel=debug driver=${VX3_CHECK_DRIVER:-vx3}
 		list=$DEBUG_TESTS ok=$debug_ok logdir=build/vmtest ;;
 	patched) kernel=debug driver=vmxnet3-patched
