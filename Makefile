@@ -59,7 +59,9 @@ check: deps
 # The release lane, run before a release and for the closing note, not in
 # every make check (budget): the series' checks with the bisect and i386
 # builds (scripts/vx3-series/README), vx3's test files that make check
-# leaves out, a seconds-long smoke of make bench (every cell once; the
+# leaves out (dkms on 7.3, then again on the lts kernel: each run checks
+# that dkms built vx3 for both lines and boots its own with it), a
+# seconds-long smoke of make bench (every cell once; the
 # numbers are not judged, a cell without numbers or a missing chart
 # fails), then the VM
 # tests against the in-tree vmxnet3 (the reference) and the patched
@@ -76,6 +78,8 @@ check-reference: deps
 	$(PYTHON) $(CURDIR)/tools/testing/selftests/drivers/net/vx3/run.py \
 		--driver vx3 --summary \
 		$(foreach t,$(VX3_RELEASE_TESTS),-t $(t)) || rc=1; \
+	$(PYTHON) $(CURDIR)/tools/testing/selftests/drivers/net/vx3/run.py \
+		--driver vx3 --kernel lts --summary -t dkms || rc=1; \
 	$(PYTHON) $(CURDIR)/tools/testing/selftests/drivers/net/vx3/run.py \
 		--driver vmxnet3 --summary $(VMTEST_ARGS) || rc=1; \
 	$(CURDIR)/scripts/vmxnet3-series/patched.sh >/dev/null && \

@@ -4,8 +4,9 @@
 # `make deb`: build the Debian package vx3-dkms (packaging/, see
 # packaging/README) into build/vx3-dkms_<version>_all.deb with debhelper
 # and dh_dkms. The source tree is staged under build/deb/ (the driver
-# sources, dkms.conf, vx3-policy, vx3.conf, debian/); nothing is written
-# into the repository outside build/. The version is debian/changelog's.
+# sources, the compat header, dkms.conf, vx3-policy, vx3.conf, debian/);
+# nothing is written into the repository outside build/. The version is
+# debian/changelog's.
 #
 # Usage: scripts/vx3-deb.sh     prints the path of the .deb on success
 
@@ -31,7 +32,8 @@ trap 'rm -rf "$STAGE"' EXIT
 SRC=$STAGE/vx3-dkms-${ver%-*}
 
 mkdir -p "$SRC/$DRV"
-cp -a "$PKG/debian" "$PKG/dkms.conf" "$PKG/vx3-policy" "$PKG/vx3.conf" "$SRC/"
+cp -a "$PKG/debian" "$PKG/compat" "$PKG/dkms.conf" "$PKG/vx3-policy" \
+	"$PKG/vx3.conf" "$SRC/"
 # Sources only (an in-place build leaves objects next to them)
 cp "$ROOT/$DRV/Makefile" "$ROOT/$DRV"/*.[ch] "$SRC/$DRV/"
 rm -f "$SRC/$DRV"/*.mod.c

@@ -2,21 +2,31 @@
 """The vx3-dkms package on a real host: build, install, policy, removal.
 
 Before the VM boots (host_setup), on this machine: `make deb`, then
-`apt-get install -y ./build/vx3-dkms_<version>_all.deb` (dkms builds and
-installs vx3 for the installed kernels). The guest's initramfs is made from
-the installed module tree: vx3 comes from
-/lib/modules/KVER/updates/dkms/ (modules.dep resolves it there), never from
-the repository's build; the guest also gets /usr/sbin/vx3-policy,
+`apt-get install -y ./build/vx3-dkms_<version>_all.deb`: dkms builds and
+installs vx3 for both kernel lines dkms.conf admits, the LTS 6.12
+(installed) and the target 7.3 (only its build tree is linked from
+/lib/modules/KVER/build, scripts/vx3-deps.sh), into
+/lib/modules/KVER/updates/dkms/. Every run checks both builds; it boots
+the guest kernel of its lane (run.py --kernel stock: 7.3, --kernel lts:
+6.12), so the two lanes together boot each line with its DKMS module.
+The guest's initramfs is made from the installed module tree: vx3 comes
+from /lib/modules/KVER/updates/dkms/ (modules.dep resolves it there),
+never from the repository's build. For 7.3, whose modules are unpacked
+under /var/cache/vx3 rather than installed, the module tree is an overlay
+in the log directory (modroot/): links to the unpacked kernel/ and source,
+the DKMS-installed updates/dkms/vx3.ko*, depmod run on it. The guest
+also gets /usr/sbin/vx3-policy,
 /usr/share/vx3-dkms/vx3.conf, kmod's modprobe (as /usr/sbin/modprobe, what
 udev's module loading uses on a real host) and /etc/modprobe.d/vx3.conf as
 `vx3-policy --root DIR on` writes it: the guest boots like a host on which
 `vx3-policy on` ran before the reboot.
 
 package
-    dkms status lists vx3 installed for the guest kernel; modinfo of the
-    installed module has description, license, the 15ad:07b0 alias and
-    the guest kernel's vermagic, and no author (the module names no
-    person); installing did not switch the policy on.
+    dkms status lists vx3 installed for both lines (6.12 and 7.3), each
+    with an updates/dkms/vx3.ko* whose modinfo has description, license,
+    the 15ad:07b0 alias and that kernel's vermagic, and no author (the
+    module names no person); the guest kernel's host module tree resolves
+    vx3 to it; installing did not switch the policy on.
 coldplug_vx3
     At boot no NIC driver is loaded; `modprobe <modalias>` for every PCI
     device (as udev does at coldplug) binds the NIC to vx3 and does not
@@ -38,14 +48,19 @@ remove_purge
     On the host: `dpkg -r vx3-dkms` removes the module for every kernel
     (no updates/dkms/vx3.ko*, no /var/lib/dkms/vx3, no /usr/src/vx3-*,
     nothing in modules.dep), `dpkg --purge vx3-dkms` leaves no package
-    state, and no /etc/modprobe.d/vx3.conf exists.
+    state, and no /etc/modprobe.d/vx3.conf exists; after the cleanup
+    every /lib/modules/KVER holds what it held before.
 
 host_teardown purges the package (and dkms's self-made signing key, if
-this run created it) whatever happened, so the host is as it was.
+this run created it) whatever happened, and removes the modules.* files
+and the empty updates/ directories that dkms's depmod left in a
+/lib/modules/KVER that had none (7.3's holds only the build link), so the
+host is as it was.
 """
 
 import fcntl
 import glob
+import json
 import os
 import re
 import subprocess
@@ -54,7 +69,7 @@ import time
 from lib.nic import diag, ping, wait_carrier
 from lib.test import Skip, iperf_bytes, iperf_guest_to_peer, \
     iperf_peer_to_guest
-from lib.vm import sh
+from lib.vm import guest_modroot, kver, lts_kver, sh
 
 NICS = 1
 DRIVERS = ("vx3",)
@@ -66,12 +81,14 @@ CONF = "/etc/modprobe.d/vx3.conf"
 MOK = ("/var/lib/dkms/mok.key", "/var/lib/dkms/mok.pub")
 # A run that died before its teardown left the package behind: the next
 # run may remove it (a vx3-dkms without this marker is the user's). The
-# marker lists the MOK files that existed before the run.
+# marker (JSON) has the MOK files that existed before the run and what
+# each /lib/modules/KVER held.
 MARKER = "/var/cache/vx3/dkms-test-installed"
 # One run at a time per host (held from host_setup to host_teardown)
 LOCKFILE = "/run/vx3/dkms-test.lock"
 APT_ENV = "DEBIAN_FRONTEND=noninteractive"
-LOCK = "-o DPkg::Lock::Timeout=300"	# apt-get only
+LOCK = "-o DPkg::Lock::Timeout=300"	# apt-get only; dpkg: _dpkg()
+DPKG_LOCKED = "dpkg frontend lock was locked"
 TAINT_O, TAINT_E = 1 << 12, 1 << 13
 IPERF_SECONDS = 3
 MAC_IF = ("for a in /sys/class/net/*/address; do grep -qs {mac} $a && "
@@ -81,6 +98,41 @@ UNLOAD = ("for m in vx3 vmxnet3; do [ ! -d /sys/module/$m ] || rmmod $m || "
           "exit 1; done; ")
 COLDPLUG = ("for a in $(cat /sys/bus/pci/devices/*/modalias); do "
             "modprobe -q $a || true; done; ")
+
+
+def _lines():
+    """The kernel lines dkms.conf admits and this host has: the target
+    (7.3) and the LTS (6.12)."""
+    return (kver(), lts_kver())
+
+
+def _moddirs():
+    """What each /lib/modules/KVER holds (entry names)."""
+    return {k: sorted(os.listdir(os.path.join("/lib/modules", k)))
+            for k in sorted(os.listdir("/lib/modules"))}
+
+
+def _dkms_ko(k):
+    """The vx3.ko* dkms installed for kernel k, or None."""
+    ko = glob.glob(f"/lib/modules/{k}/updates/dkms/vx3.ko*")
+    return ko[0] if ko else None
+
+
+def _dpkg(host, args, log):
+    """dpkg ARGS, waiting (up to 300 s, as apt-get with LOCK) while
+    another package manager on this host holds dpkg's lock: dpkg itself
+    fails at once then."""
+    deadline = time.monotonic() + 300
+    while True:
+        rc, out = sh(f"{APT_ENV} dpkg {args}", timeout=600, check=False)
+        if rc == 0 or DPKG_LOCKED not in out or \
+                time.monotonic() > deadline:
+            break
+        time.sleep(3)
+    _log(host, log, out)
+    if rc:
+        raise RuntimeError(f"dpkg {args} failed (rc={rc}):\n{out}")
+    return out
 
 
 def _installed():
@@ -118,7 +170,13 @@ def host_setup(host):
     _lock(host)
     if os.path.exists(MARKER):		# an interrupted run
         with open(MARKER) as f:
-            host.state["mok_before"] = f.read().split()
+            text = f.read()
+        try:
+            old = json.loads(text)
+        except ValueError:		# the older format: MOK files only
+            old = {"mok_before": text.split()}
+        host.state["mok_before"] = old.get("mok_before", [])
+        host.state["moddirs"] = old.get("moddirs", {})
         _purge(host)
         diag(f"what an interrupted run left ({MARKER}): purged")
     elif _installed() or os.path.exists("/var/lib/dkms/vx3"):
@@ -129,6 +187,7 @@ def host_setup(host):
                    f"{PKG} would delete it): left alone")
     st = host.state
     st["mok_before"] = [p for p in MOK if os.path.exists(p)]
+    st["moddirs"] = _moddirs()
     t0 = time.monotonic()
     st["version"] = sh(["dpkg-parsechangelog", "-l", os.path.join(
         host.root, "packaging/debian/changelog"), "-S", "Version"])[1].strip()
@@ -138,7 +197,8 @@ def host_setup(host):
     t1 = time.monotonic()
     os.makedirs(os.path.dirname(MARKER), exist_ok=True)
     with open(MARKER, "w") as f:
-        f.write("".join(p + "\n" for p in st["mok_before"]))
+        json.dump({"mok_before": st["mok_before"],
+                   "moddirs": st["moddirs"]}, f)
     # The README's commands (make deb leaves one vx3-dkms_*.deb)
     _, out = sh(f"cd {host.root} && {APT_ENV} apt-get install {LOCK} -y "
                 f"./build/{PKG}_*.deb", timeout=900)
@@ -146,9 +206,18 @@ def host_setup(host):
     t2 = time.monotonic()
     st["dkms_status"] = sh("dkms status vx3")[1]
     _log(host, "host-install.log", st["dkms_status"])
-    modpath = sh(["modinfo", "-k", host.kver, "-n", "vx3"])[1].strip()
-    st["modpath"] = modpath
-    st["sha256"] = sh(f"xz -dcf {modpath} | sha256sum")[1].split()[0]
+    # Both lines are checked by test_package; the guest's is needed here
+    st["built"] = {k: _dkms_ko(k) for k in _lines()}
+    if not st["built"].get(host.kver):
+        raise RuntimeError(
+            f"dkms installed no vx3 for {host.kver} (the guest kernel): no "
+            f"/lib/modules/{host.kver}/updates/dkms/vx3.ko*; dkms status:\n"
+            f"{st['dkms_status']}")
+    # The host's module tree (depmod run by dkms) resolves vx3 to it
+    rc, out = sh(["modinfo", "-k", host.kver, "-n", "vx3"], check=False)
+    st["modpath"] = out.strip() if rc == 0 else f"(modinfo: {out.strip()})"
+    st["sha256"] = sh(f"xz -dcf {st['built'][host.kver]} | sha256sum"
+                      )[1].split()[0]
 
     # What `vx3-policy on` writes, in a root of its own: this host's
     # /etc/modprobe.d stays as it is.
@@ -162,6 +231,8 @@ def host_setup(host):
                VX3_EXTRA_FILES=f"{POLICY} {SHARED_CONF} "
                                f"{polroot}{CONF}={CONF}")
     env.pop("VX3_MODROOT", None)
+    if guest_modroot(host.kver):
+        env["VX3_MODROOT"] = _overlay(host)
     # No VX3_KO argument: the repository's vx3.ko stays out.
     subprocess.run([os.path.join(os.path.dirname(__file__),
                                  "mkinitramfs.sh"), host.kver, initrd],
@@ -175,21 +246,84 @@ def host_setup(host):
     return initrd
 
 
+def _overlay(host):
+    """A module tree for a kernel whose modules are unpacked, not
+    installed (7.3): ROOT/lib/modules/KVER with links to the unpacked
+    tree's entries, copies of the files depmod reads, and the DKMS-built
+    vx3.ko* as /lib/modules/KVER has it; depmod indexes it. Returns ROOT."""
+    k = host.kver
+    src = os.path.join(guest_modroot(k), "lib/modules", k)
+    root = os.path.join(host.logdir, "modroot")
+    dst = os.path.join(root, "lib/modules", k)
+    sh(["rm", "-rf", root])
+    os.makedirs(os.path.join(dst, "updates/dkms"))
+    for e in os.listdir(src):
+        if e in ("modules.builtin", "modules.builtin.modinfo",
+                 "modules.order"):
+            sh(["cp", os.path.join(src, e), dst])
+        elif not e.startswith("modules.") and e != "updates":
+            os.symlink(os.path.join(src, e), os.path.join(dst, e))
+    ko = host.state["built"][k]
+    sh(["cp", ko, os.path.join(dst, "updates/dkms/")])
+    sh(["depmod", "-b", root, k], timeout=300)
+    got = sh(["modinfo", "-b", root, "-k", k, "-n", "vx3"])[1].strip()
+    want = os.path.join(dst, "updates/dkms", os.path.basename(ko))
+    if got != want:
+        raise RuntimeError(f"{root}: modinfo -n vx3 is {got}, not {want}")
+    return root
+
+
+def _restore_moddirs(host):
+    """Remove what dkms's depmod added to a /lib/modules/KVER: modules.*
+    files and updates/ directories without files (dkms removed the
+    module). Returns what else is new there."""
+    before = host.state.get("moddirs", {})
+    left = []
+    for k, now in _moddirs().items():
+        if k not in before:		# not recorded (an older marker)
+            continue
+        for e in set(now) - set(before[k]):
+            p = os.path.join("/lib/modules", k, e)
+            if e.startswith("modules.") and os.path.isfile(p) and \
+                    not os.path.islink(p):
+                os.unlink(p)
+            elif e == "updates" and os.path.isdir(p) and \
+                    not os.path.islink(p) and \
+                    not any(f for _, _, f in os.walk(p)):
+                sh(["rm", "-r", p])
+            else:
+                left.append(p)
+    return left
+
+
 def _purge(host):
-    """Remove the package (and what dkms made for it) if present."""
+    """Remove the package and what dkms made for it, each step even if an
+    earlier one failed; raise afterwards if anything failed or is left."""
+    errors = []
     if _installed():
-        _, out = sh(f"{APT_ENV} dpkg --purge {PKG}", timeout=600)
-        _log(host, "host-teardown.log", out)
+        try:
+            _dpkg(host, f"--purge {PKG}", "host-teardown.log")
+        except Exception as e:  # noqa: BLE001
+            errors.append(str(e))
     if os.path.exists("/var/lib/dkms/vx3"):
-        sh("dkms remove vx3 --all", timeout=600, check=False)
+        rc, out = sh("dkms remove vx3 --all", timeout=600, check=False)
+        _log(host, "host-teardown.log", out)
+        if rc:
+            errors.append(f"dkms remove vx3 --all (rc={rc}):\n{out}")
+    # What neither removed (this run installed it: the marker or state)
+    for ko in glob.glob("/lib/modules/*/updates/dkms/vx3.ko*"):
+        errors.append(f"{ko} left: removed")
+        os.unlink(ko)
+        sh(["depmod", "-a", ko.split("/")[3]], timeout=300, check=False)
     for p in MOK:
         if p not in host.state.get("mok_before", MOK) and os.path.exists(p):
             os.unlink(p)
-    left = (glob.glob("/lib/modules/*/updates/dkms/vx3.ko*") +
-            glob.glob("/var/lib/dkms/vx3") + glob.glob("/usr/src/vx3-*") +
-            glob.glob(CONF))
+    left = (glob.glob("/var/lib/dkms/vx3") + glob.glob("/usr/src/vx3-*") +
+            glob.glob(CONF) + _restore_moddirs(host))
     if left:
-        raise RuntimeError(f"left behind after purge: {left}")
+        errors.append(f"left behind after purge: {left}")
+    if errors:
+        raise RuntimeError("\n".join(errors))
     if os.path.exists(MARKER):
         os.unlink(MARKER)
 
@@ -206,22 +340,28 @@ def host_teardown(host):
 def test_package(ctx):
     st, kver = ctx.host.state, ctx.host.kver
     ver = st["version"].rsplit("-", 1)[0]
-    ctx.expect(re.search(rf"^vx3/{re.escape(ver)}, {re.escape(kver)}, "
-                         rf"x86_64: installed", st["dkms_status"], re.M),
-               f"dkms status: vx3 {ver} not installed for {kver}:\n"
+    missing = [k for k, ko in st["built"].items() if not ko]
+    ctx.expect(not missing, f"dkms built no vx3 for {', '.join(missing)}: "
+               f"no /lib/modules/KVER/updates/dkms/vx3.ko*; dkms status:\n"
                f"{st['dkms_status']}")
-    ctx.expect(st["modpath"].startswith(f"/lib/modules/{kver}/updates/dkms/"),
-               f"modinfo -n vx3: {st['modpath']}")
-    info = sh(["modinfo", st["modpath"]])[1]
-    want = {"description": r"VMware VMXNET3 Ethernet driver \(vx3\)",
-            "license": "GPL",
-            "alias": r"pci:v000015ADd000007B0sv\*sd\*bc\*sc\*i\*",
-            "vermagic": re.escape(kver) + " "}
-    for k, v in want.items():
-        ctx.expect(re.search(rf"^{k}:\s+{v}", info, re.M),
-                   f"modinfo {st['modpath']}: no {k} matching {v!r}:\n{info}")
-    ctx.expect(not re.search(r"^author:", info, re.M),
-               f"modinfo {st['modpath']}: an author line:\n{info}")
+    for k, ko in st["built"].items():
+        ctx.expect(re.search(rf"^vx3/{re.escape(ver)}, {re.escape(k)}, "
+                             rf"x86_64: installed", st["dkms_status"], re.M),
+                   f"dkms status: vx3 {ver} not installed for {k}:\n"
+                   f"{st['dkms_status']}")
+        info = sh(["modinfo", ko])[1]
+        want = {"description": r"VMware VMXNET3 Ethernet driver \(vx3\)",
+                "license": "GPL",
+                "alias": r"pci:v000015ADd000007B0sv\*sd\*bc\*sc\*i\*",
+                "vermagic": re.escape(k) + " "}
+        for f, v in want.items():
+            ctx.expect(re.search(rf"^{f}:\s+{v}", info, re.M),
+                       f"modinfo {ko}: no {f} matching {v!r}:\n{info}")
+        ctx.expect(not re.search(r"^author:", info, re.M),
+                   f"modinfo {ko}: an author line:\n{info}")
+    ctx.expect(st["modpath"] == st["built"][kver],
+               f"modinfo -k {kver} -n vx3: {st['modpath']}, not "
+               f"{st['built'][kver]}")
     ctx.expect(not os.path.exists(CONF),
                f"installing {PKG} switched the policy on ({CONF} exists)")
     files = st["initrd_files"]
@@ -331,8 +471,7 @@ def test_policy_on(ctx):
 def test_remove_purge(ctx):
     host, st = ctx.host, ctx.host.state
     t0 = time.monotonic()
-    _, out = sh(f"{APT_ENV} dpkg -r {PKG}", timeout=600)
-    _log(host, "host-remove.log", out)
+    _dpkg(host, f"-r {PKG}", "host-remove.log")
     diag(f"host: dpkg -r {time.monotonic() - t0:.0f}s")
     left = (glob.glob("/lib/modules/*/updates/dkms/vx3.ko*") +
             glob.glob("/var/lib/dkms/vx3") + glob.glob("/usr/src/vx3-*") +
@@ -342,9 +481,11 @@ def test_remove_purge(ctx):
     for d in glob.glob("/lib/modules/*/modules.dep"):
         with open(d) as f:
             ctx.expect("vx3.ko" not in f.read(), f"{d} still lists vx3")
-    _, out = sh(f"{APT_ENV} dpkg --purge {PKG}", timeout=600)
-    _log(host, "host-remove.log", out)
+    _dpkg(host, f"--purge {PKG}", "host-remove.log")
     ctx.expect(not _installed(), f"{PKG} still known to dpkg after purge")
     _purge(host)	# dkms's signing key, if this run made it; the marker
     ctx.expect(sorted(p for p in MOK if os.path.exists(p)) ==
                sorted(st["mok_before"]), "dkms signing key state changed")
+    now = _moddirs()
+    ctx.expect(now == st["moddirs"], f"/lib/modules differs from before "
+               f"the installation: {st['moddirs']} -> {now}")
