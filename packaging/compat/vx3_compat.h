@@ -16,6 +16,7 @@
 
 /* The 6.12 LTS line: the only older line dkms.conf admits */
 #if LINUX_VERSION_CODE < KERNEL_VERSION(6, 13, 0)
+#include <linux/netdevice.h>
 #include <linux/timer.h>
 #include <net/xdp.h>
 
@@ -42,6 +43,30 @@ vx3_compat_xdp_update_skb_frags_info(struct sk_buff *skb, u8 nr_frags,
 }
 
 #define xdp_update_skb_frags_info vx3_compat_xdp_update_skb_frags_info
+
+/* Persistent per-NAPI configuration (struct napi_config) came with 6.13.
+ * On 6.12 every NAPI instance gets a new ID in netif_napi_add() and the
+ * per-device defaults (sysfs gro_flush_timeout, napi_defer_hard_irqs,
+ * threaded); 6.12 has no per-NAPI settings (netdev-genl napi-set) that a
+ * reconfiguration could lose.
+ */
+static inline void
+vx3_compat_netif_napi_add_config(struct net_device *dev,
+				 struct napi_struct *napi,
+				 int (*poll)(struct napi_struct *, int),
+				 int index)
+{
+	netif_napi_add(dev, napi, poll);
+}
+
+#define netif_napi_add_config vx3_compat_netif_napi_add_config
+
+/* Core-managed IRQ affinity of NAPI instances came with 6.15; on 6.12 the
+ * queue IRQs stay where the IRQ core and irqbalance put them.
+ */
+static inline void netif_set_affinity_auto(struct net_device *dev)
+{
+}
 #endif
 
 #endif /* _VX3_COMPAT_H */

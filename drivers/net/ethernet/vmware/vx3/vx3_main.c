@@ -404,6 +404,15 @@ static int vx3_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	}
 	priv->cfg.num_txq = min_t(u32, vx3_max_txq(priv),
 				  netif_get_num_default_rss_queues());
+	/* The core spreads the queue vectors over the CPUs (vector i on the
+	 * i-th CPU near the device), follows the user's changes of their
+	 * affinity and sets it again on every vector that replaces one
+	 * (netif_napi_set_irq(), napi_enable()). Not with MSI or INTx: the
+	 * one line may be shared, and an affinity notifier belongs to the
+	 * line.
+	 */
+	if (priv->intr_mode == VX3_INTR_MSIX)
+		netif_set_affinity_auto(netdev);
 
 	pci_set_drvdata(pdev, netdev);
 	netif_carrier_off(netdev);

@@ -39,6 +39,10 @@ static int vx3_poll(struct napi_struct *napi, int budget)
 
 	if (work >= budget)
 		return budget;
+	/* False while a busy poller owns the instance, or while
+	 * defer-hard-irqs keeps the interrupt off and its timer polls
+	 * instead: the interrupt then stays masked.
+	 */
 	if (napi_complete_done(napi, work))
 		vx3_irq_unmask(priv, vec->intr_idx);
 	return work;
@@ -75,7 +79,14 @@ static struct vx3_vector *vx3_alloc_vector(struct vx3_priv *priv,
 	vec->priv = priv;
 	vec->irq = -1;
 	vec->intr_idx = priv->intr_mode == VX3_INTR_MSIX ? idx : 0;
-	netif_napi_add(priv->netdev, &vec->napi, vx3_poll);
+	/* Vector @idx keeps config slot @idx across queue sets: its NAPI ID
+	 * and what netdev-genl napi-set changed (defer-hard-irqs,
+	 * gro-flush-timeout, irq-suspend-timeout, threaded) and the IRQ
+	 * affinity survive a reconfiguration, which replaces every vector.
+	 * The old vector is disabled (its settings saved) before the new one
+	 * is enabled (and restores them).
+	 */
+	netif_napi_add_config(priv->netdev, &vec->napi, vx3_poll, idx);
 
 	err = vx3_tx_ring_alloc(priv, &vec->tx, idx, cfg->tx_ring, false);
 	if (err) {

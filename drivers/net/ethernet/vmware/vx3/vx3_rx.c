@@ -166,7 +166,13 @@ int vx3_rx_queue_alloc(struct vx3_priv *priv, struct vx3_rx_queue *rxq,
 		goto err_free;
 	}
 
-	/* Body pages are whole pages: frags may grow to PAGE_SIZE */
+	/* Body pages are whole pages: frags may grow to PAGE_SIZE. Since
+	 * 6.13 a NAPI instance has its ID only from napi_enable() on, and
+	 * xdp_rxq_info no longer records one (the argument is unused: AF_XDP
+	 * takes the ID from the queue's NAPI, netif_queue_set_napi() in
+	 * vx3_up()). On 6.12, which reads it for AF_XDP busy polling,
+	 * netif_napi_add() has assigned the ID already.
+	 */
 	err = __xdp_rxq_info_reg(&rxq->xdp_rxq, priv->netdev, qid,
 				 napi->napi_id, PAGE_SIZE);
 	if (err)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * vx3-nl - dump netdev netlink queue statistics and page pools
+ * vx3-nl - netdev netlink: queue statistics, page pools, NAPI instances
  *
  * The test guest has no Python and no YNL; this is a minimal raw generic
  * netlink client for the "netdev" family, built statically.
@@ -8,6 +8,12 @@
  *   vx3-nl qstats [IFINDEX]        device totals (qstats-get dump)
  *   vx3-nl qstats-queue [IFINDEX]  per-queue stats (scope queue)
  *   vx3-nl page-pools              page pools (page-pool-get dump)
+ *   vx3-nl napis [IFINDEX]         NAPI instances (napi-get dump)
+ *   vx3-nl queues [IFINDEX]        queues and their NAPI (queue-get dump)
+ *   vx3-nl napi-set ID NAME=VALUE...
+ *                                  napi-set: defer-hard-irqs,
+ *                                  gro-flush-timeout, irq-suspend-timeout,
+ *                                  threaded (0 off, 1 on, 2 busy-poll)
  *
  * Output: one line per object, a tag followed by key=value pairs named as
  * in Documentation/netlink/specs/netdev.yaml, e.g.
@@ -15,6 +21,8 @@
  *   qstats ifindex=2 rx-packets=10 rx-bytes=1234 tx-packets=3 ...
  *   qstats ifindex=2 queue-type=tx queue-id=0 tx-packets=3 ...
  *   page-pool id=5 ifindex=2 napi-id=8193 inflight=1536 inflight-mem=...
+ *   napi ifindex=2 id=8193 irq=25 defer-hard-irqs=0 gro-flush-timeout=0 ...
+ *   queue id=0 ifindex=2 type=rx napi-id=8193
  *
  * A page pool whose net_device is gone has no ifindex (the kernel moves it
  * to the loopback device) and, once destroyed, a detach-time.
@@ -34,6 +42,24 @@
 #include <linux/netlink.h>
 
 #define BUF_SIZE	65536
+
+/* NAPI attributes and napi-set by number (netdev.yaml; uapi values never
+ * change): the guest kernel's netdev.h is the one built against, and
+ * 6.12's ends at NETDEV_A_NAPI_PID and has no NETDEV_CMD_NAPI_SET.
+ */
+enum {
+	VX3_NAPI_IFINDEX = 1,
+	VX3_NAPI_ID,
+	VX3_NAPI_IRQ,
+	VX3_NAPI_PID,
+	VX3_NAPI_DEFER_HARD_IRQS,
+	VX3_NAPI_GRO_FLUSH_TIMEOUT,
+	VX3_NAPI_IRQ_SUSPEND_TIMEOUT,
+	VX3_NAPI_THREADED,
+	VX3_NAPI_MAX = VX3_NAPI_THREADED
+};
+
+#define VX3_CMD_NAPI_SET	14
 
 static const char * const qstats_names[NETDEV_A_QSTATS_MAX + 1] = {
 	[NETDEV_A_QSTATS_IFINDEX]		= "ifindex",
@@ -79,6 +105,25 @@ static const char * const page_pool_names[NETDEV_A_PAGE_POOL_MAX + 1] = {
 	[NETDEV_A_PAGE_POOL_DMABUF]		= "dmabuf",
 };
 
+static const char * const napi_names[VX3_NAPI_MAX + 1] = {
+	[VX3_NAPI_IFINDEX]		= "ifindex",
+	[VX3_NAPI_ID]			= "id",
+	[VX3_NAPI_IRQ]			= "irq",
+	[VX3_NAPI_PID]			= "pid",
+	[VX3_NAPI_DEFER_HARD_IRQS]	= "defer-hard-irqs",
+	[VX3_NAPI_GRO_FLUSH_TIMEOUT]	= "gro-flush-timeout",
+	[VX3_NAPI_IRQ_SUSPEND_TIMEOUT]	= "irq-suspend-timeout",
+	[VX3_NAPI_THREADED]		= "threaded",
+};
+
+/* Nested attributes (dmabuf, io-uring, xsk) print as attrN=0 */
+static const char * const queue_names[NETDEV_A_QUEUE_NAPI_ID + 1] = {
+	[NETDEV_A_QUEUE_ID]		= "id",
+	[NETDEV_A_QUEUE_IFINDEX]	= "ifindex",
+	[NETDEV_A_QUEUE_TYPE]		= "type",
+	[NETDEV_A_QUEUE_NAPI_ID]	= "napi-id",
+};
+
 /**
  * struct dump_kind - how to print the objects of one dump
  * @tag: first word of each output line
@@ -103,6 +148,18 @@ static const struct dump_kind page_pool_kind = {
 	.max	= NETDEV_A_PAGE_POOL_MAX,
 };
 
+static const struct dump_kind napi_kind = {
+	.tag	= "napi",
+	.names	= napi_names,
+	.max	= VX3_NAPI_MAX,
+};
+
+static const struct dump_kind queue_kind = {
+	.tag	= "queue",
+	.names	= queue_names,
+	.max	= NETDEV_A_QUEUE_NAPI_ID,
+};
+
 static unsigned int seq;
 
 static void usage(void)
@@ -110,7 +167,10 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: vx3-nl qstats [IFINDEX]\n"
 		"       vx3-nl qstats-queue [IFINDEX]\n"
-		"       vx3-nl page-pools\n");
+		"       vx3-nl page-pools\n"
+		"       vx3-nl napis [IFINDEX]\n"
+		"       vx3-nl queues [IFINDEX]\n"
+		"       vx3-nl napi-set ID NAME=VALUE...\n");
 	exit(2);
 }
 
@@ -251,6 +311,9 @@ static void print_object(const struct nlmsghdr *nlh,
 		if (kind == &qstats_kind && type == NETDEV_A_QSTATS_QUEUE_TYPE)
 			printf(" queue-type=%s",
 			       v == NETDEV_QUEUE_TYPE_RX ? "rx" : "tx");
+		else if (kind == &queue_kind && type == NETDEV_A_QUEUE_TYPE)
+			printf(" type=%s",
+			       v == NETDEV_QUEUE_TYPE_RX ? "rx" : "tx");
 		else if (type <= kind->max && kind->names[type])
 			printf(" %s=%llu", kind->names[type], v);
 		else
@@ -325,19 +388,97 @@ static int resolve_family(int fd, const char *name)
 	return family;
 }
 
+/* A generic netlink socket with extended ACKs; *family: netdev's id */
+static int open_netdev(int *family)
+{
+	int fd, one = 1;
+
+	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
+	if (fd < 0)
+		die("socket");
+	if (setsockopt(fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one)))
+		die("NETLINK_EXT_ACK");
+	*family = resolve_family(fd, NETDEV_FAMILY_NAME);
+	return fd;
+}
+
+static unsigned long long arg_ull(const char *s)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || end == s || *end)
+		usage();
+	return v;
+}
+
+/* Append NAME=VALUE of napi-set to the request */
+static void put_napi_setting(struct nlmsghdr *nlh, const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+	unsigned long long v;
+	uint32_t v32;
+	int type;
+
+	if (!eq)
+		usage();
+	for (type = VX3_NAPI_DEFER_HARD_IRQS; type <= VX3_NAPI_MAX; type++)
+		if (strlen(napi_names[type]) == (size_t)(eq - arg) &&
+		    !strncmp(arg, napi_names[type], eq - arg))
+			break;
+	if (type > VX3_NAPI_MAX)
+		usage();
+	v = arg_ull(eq + 1);
+	if (type == VX3_NAPI_GRO_FLUSH_TIMEOUT ||
+	    type == VX3_NAPI_IRQ_SUSPEND_TIMEOUT) {
+		put_attr(nlh, type, &v, sizeof(v));
+	} else {
+		v32 = v;
+		put_attr(nlh, type, &v32, sizeof(v32));
+	}
+}
+
+static int napi_set(int argc, char **argv)
+{
+	static char buf[1024];
+	struct nlmsghdr *nlh;
+	int fd, family, i;
+	uint32_t id;
+
+	if (argc < 4 || argc > 8)
+		usage();
+	id = arg_ull(argv[2]);
+	fd = open_netdev(&family);
+	nlh = start_msg(buf, family, NLM_F_ACK, VX3_CMD_NAPI_SET);
+	put_attr(nlh, VX3_NAPI_ID, &id, sizeof(id));
+	for (i = 3; i < argc; i++)
+		put_napi_setting(nlh, argv[i]);
+	send_msg(fd, nlh);
+	receive(fd, &napi_kind);
+	close(fd);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const struct dump_kind *kind;
 	uint32_t ifindex = 0;
 	struct nlmsghdr *nlh;
-	int fd, one = 1;
 	unsigned char cmd;
+	int fd;
+	unsigned short ifindex_attr;
 	uint32_t scope = 0;
 	char buf[256];
 	int family;
 
+	if (argc >= 2 && !strcmp(argv[1], "napi-set"))
+		return napi_set(argc, argv);
 	if (argc < 2 || argc > 3)
 		usage();
+	/* The IFINDEX attribute of each dump request */
+	ifindex_attr = NETDEV_A_QSTATS_IFINDEX;
 	if (!strcmp(argv[1], "qstats") || !strcmp(argv[1], "qstats-queue")) {
 		kind = &qstats_kind;
 		cmd = NETDEV_CMD_QSTATS_GET;
@@ -348,21 +489,26 @@ int main(int argc, char **argv)
 	} else if (!strcmp(argv[1], "page-pools") && argc == 2) {
 		kind = &page_pool_kind;
 		cmd = NETDEV_CMD_PAGE_POOL_GET;
+	} else if (!strcmp(argv[1], "napis")) {
+		kind = &napi_kind;
+		cmd = NETDEV_CMD_NAPI_GET;
+		ifindex_attr = VX3_NAPI_IFINDEX;
+		if (argc == 3)
+			ifindex = strtoul(argv[2], NULL, 0);
+	} else if (!strcmp(argv[1], "queues")) {
+		kind = &queue_kind;
+		cmd = NETDEV_CMD_QUEUE_GET;
+		ifindex_attr = NETDEV_A_QUEUE_IFINDEX;
+		if (argc == 3)
+			ifindex = strtoul(argv[2], NULL, 0);
 	} else {
 		usage();
 	}
 
-	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
-	if (fd < 0)
-		die("socket");
-	if (setsockopt(fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one)))
-		die("NETLINK_EXT_ACK");
-
-	family = resolve_family(fd, NETDEV_FAMILY_NAME);
+	fd = open_netdev(&family);
 	nlh = start_msg(buf, family, NLM_F_DUMP, cmd);
 	if (ifindex)
-		put_attr(nlh, NETDEV_A_QSTATS_IFINDEX, &ifindex,
-			 sizeof(ifindex));
+		put_attr(nlh, ifindex_attr, &ifindex, sizeof(ifindex));
 	if (scope)
 		put_attr(nlh, NETDEV_A_QSTATS_SCOPE, &scope, sizeof(scope));
 	send_msg(fd, nlh);

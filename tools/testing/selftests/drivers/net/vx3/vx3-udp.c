@@ -6,6 +6,7 @@
  *   vx3-udp recv PORT COUNT MIN MAX SEED IDLE_MS [GROUP]
  *   vx3-udp hold-tstamp
  *   vx3-udp raw IFNAME COUNT LEN
+ *   vx3-udp napi PORT MS BUSY_POLL_US
  *
  * The sender sends COUNT datagrams, sequence numbers 0..COUNT-1. The size
  * of datagram n (MIN..MAX bytes, MIN >= 16) and its whole content are
@@ -29,6 +30,17 @@
  * EtherType IPv4 but no room for an IPv4 header out of IFNAME through a
  * packet socket, bypassing the qdisc, and prints "sent=N". A device that
  * parses its TX packets cannot parse these: it fails to send them.
+ *
+ * napi receives datagrams of any content on PORT for MS milliseconds
+ * from the first one (or until 60 s without any, or SIGTERM), with
+ * blocking recv() calls. BUSY_POLL_US > 0 makes them busy poll the NAPI
+ * instance the datagrams came through (SO_BUSY_POLL, SO_PREFER_BUSY_POLL:
+ * with the instance's defer-hard-irqs and gro-flush-timeout set, its
+ * interrupt stays off while the socket polls). It prints
+ *
+ *   received=N napi-id=ID
+ *
+ * ID: SO_INCOMING_NAPI_ID, the NAPI instance of the last datagram.
  *
  * hold-tstamp keeps one socket with SO_TIMESTAMP open until killed. The
  * guest's /init runs it so that the kernel's netstamp_needed_key stays
@@ -82,7 +94,8 @@ static void usage(void)
 		"usage: vx3-udp send ADDR PORT COUNT MIN MAX SEED [PPS]\n"
 		"       vx3-udp recv PORT COUNT MIN MAX SEED IDLE_MS [GROUP]\n"
 		"       vx3-udp hold-tstamp\n"
-		"       vx3-udp raw IFNAME COUNT LEN\n");
+		"       vx3-udp raw IFNAME COUNT LEN\n"
+		"       vx3-udp napi PORT MS BUSY_POLL_US\n");
 	exit(2);
 }
 
@@ -365,6 +378,70 @@ static int do_recv(int argc, char **argv)
 	return corrupt || dup;
 }
 
+static int do_napi(int argc, char **argv)
+{
+	struct sockaddr_in6 sa = {
+		.sin6_family = AF_INET6,
+		.sin6_addr = IN6ADDR_ANY_INIT,
+	};
+	struct timeval tv = { .tv_usec = 100000 };
+	struct sigaction sact = { .sa_handler = on_term };
+	int fd, zero = 0, one = 1, budget = 64;
+	unsigned long long received = 0;
+	long long first = 0, start, ms;
+	static unsigned char buf[MAX_DGRAM];
+	unsigned int napi_id = 0;
+	socklen_t optlen;
+	uint32_t busy;
+
+	if (argc != 5)
+		usage();
+	sa.sin6_port = htons(arg_u32(argv[2]));
+	ms = arg_u32(argv[3]);
+	busy = arg_u32(argv[4]);
+
+	fd = socket(AF_INET6, SOCK_DGRAM, 0);
+	if (fd < 0)
+		die("socket");
+	if (setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero)))
+		die("IPV6_V6ONLY");
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)))
+		die("bind");
+	/* Wake up now and then to look at the clock */
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)))
+		die("SO_RCVTIMEO");
+	if (busy &&
+	    (setsockopt(fd, SOL_SOCKET, SO_BUSY_POLL, &busy, sizeof(busy)) ||
+	     setsockopt(fd, SOL_SOCKET, SO_PREFER_BUSY_POLL, &one,
+			sizeof(one)) ||
+	     setsockopt(fd, SOL_SOCKET, SO_BUSY_POLL_BUDGET, &budget,
+			sizeof(budget))))
+		die("busy poll options");
+	sigaction(SIGTERM, &sact, NULL);
+	printf("listening\n");
+	fflush(stdout);
+
+	start = ms_now();
+	while (!stop) {
+		long long now = ms_now();
+
+		if (first ? now - first >= ms : now - start >= START_MS)
+			break;
+		if (recv(fd, buf, sizeof(buf), 0) < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			die("recv");
+		}
+		if (!received++)
+			first = ms_now();
+	}
+	optlen = sizeof(napi_id);
+	if (getsockopt(fd, SOL_SOCKET, SO_INCOMING_NAPI_ID, &napi_id, &optlen))
+		die("SO_INCOMING_NAPI_ID");
+	printf("received=%llu napi-id=%u\n", received, napi_id);
+	return 0;
+}
+
 static int hold_tstamp(void)
 {
 	int fd = socket(AF_INET, SOCK_DGRAM, 0);
@@ -438,6 +515,8 @@ int main(int argc, char **argv)
 		return hold_tstamp();
 	if (!strcmp(argv[1], "raw"))
 		return do_raw(argc, argv);
+	if (!strcmp(argv[1], "napi"))
+		return do_napi(argc, argv);
 	usage();
 	return 2;
 }
