@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """NAPI: persistent per-NAPI configuration, NAPI IDs, busy polling, IRQ
-affinity, threaded NAPI (vx3 only; 7.x kernels: 6.12 has no napi-set).
+affinity, threaded NAPI (vx3 only; 7.x kernels: on 6.12, which has no
+napi-set, config_kept, busy_poll_irqs and irq_affinity skip).
 
 The NAPI instances are read with netdev netlink (vx3-nl napis / queues /
 napi-set); each is matched to its vector by its IRQ, whose action name is
@@ -82,8 +83,11 @@ def setup(ctx):
 
 
 def _need_napi_set(ctx):
+    """Skip on 6.12 (the debug kernel until it moves on): no napi-set,
+    no napi_config, no core-managed IRQ affinity."""
     if not ctx.state["napi_set"]:
-        raise Skip("this kernel has no per-NAPI settings (napi-set)")
+        raise Skip("this kernel has no per-NAPI configuration (napi-set) "
+                   "and no core-managed IRQ affinity")
 
 
 def _vectors(ctx):
@@ -310,6 +314,7 @@ def _affinity(ctx, irq):
 
 
 def test_irq_affinity(ctx):
+    _need_napi_set(ctx)
     reset_nic(ctx)
     vm, ifn = ctx.vm, ctx.ifname(1)
     ncpu = int(vm.check("nproc").strip())
@@ -370,8 +375,11 @@ def test_threaded_traffic(ctx):
                        f"NAPI threads {t}")
             expect_flowing(ctx, "traffic with threaded NAPI after ethtool -G")
             guest_ok(ctx, f"echo 0 > {sysfs}")
+            # 6.12 keeps the stopped threads (pid) and has no threaded
+            # attribute to tell
             t = _threads(_vectors(ctx))
-            ctx.expect(not any(t.values()), f"threaded 0: NAPI threads {t}")
+            ctx.expect(not ctx.state["napi_set"] or not any(t.values()),
+                       f"threaded 0: NAPI threads {t}")
             expect_flowing(ctx, "traffic after threaded NAPI off")
             if ctx.state["napi_set"]:
                 vec = _vectors(ctx)[0]
