@@ -35,7 +35,7 @@ cd "$ROOT" || exit 1
 # (VX3_STOCK_TESTS / VX3_DEBUG_TESTS / VX3_PATCHED_TESTS replace a lane's
 # list, to try the whole flow quickly.)
 STOCK_TESTS=${VX3_STOCK_TESTS:-"smoke@swiotlb smoke@iommu conformance
-	datapath forward hwgro stats reconfig lifecycle upstream xdp.pass
+	datapath forward hwgro stats reconfig lifecycle napi upstream xdp.pass
 	xdp.drop xdp.aborted xdp.veth_xmit dmaerr.xdp_xmit_map_err wol"}
 LTS_TESTS=${VX3_LTS_TESTS:-"smoke@default datapath hwgro reconfig
 	xdp.pass xdp.drop xdp.aborted xdp.tx xdp.redirect"}
