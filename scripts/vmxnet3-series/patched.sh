@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Build the in-tree vmxnet3 driver of vx3-base (Debian's linux-source-6.12)
+# Build the in-tree vmxnet3 driver of vx3-base (Debian's linux-source-7.3)
 # with the patch series of scripts/vmxnet3-series/ applied, out of tree,
 # into build/vmxnet3-patched/<kernelrelease>/vmxnet3.ko for
 #   - Debian's kernel: KDIR (default /lib/modules/$KVER/build), whose
@@ -17,8 +17,8 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 SERIES_DIR=$ROOT/scripts/vmxnet3-series
-CACHE=${VX3_SERIES_CACHE:-/var/cache/vx3/series}
-TREE=$CACHE/linux
+# series.py's tree ($VX3_SERIES_CACHE/linux, per base kernel)
+TREE=$(/usr/bin/python3 "$ROOT/scripts/vx3-series/series.py" tree)
 DRV=drivers/net/vmxnet3
 OUT=$ROOT/build/vmxnet3-patched
 KVER=${KVER:-$("$ROOT/scripts/vx3-deps.sh" --kver)}
@@ -51,10 +51,23 @@ for p in "$SERIES_DIR"/[0-9][0-9][0-9][0-9]-*.patch; do
 	[ "$(tree_sum)" != "$before" ] || die "$(basename "$p") changed nothing"
 done
 
+# The kernel series (7.3) of vx3-base, whose vmxnet3 the patches are for
+mkvar() { sed -n "s/^$1 = //p" | head -n1; }
+base_makefile=$(git -C "$TREE" show vx3-base:Makefile)
+BASE_SERIES=$(mkvar VERSION <<<"$base_makefile").$(mkvar PATCHLEVEL <<<"$base_makefile")
+
 # build KDIR RELEASE [make args...]: build/vmxnet3-patched/RELEASE/vmxnet3.ko
+# The driver of one kernel series does not build on another: a kernel
+# tree of another series (a debug kernel still built from an older base)
+# is an error that says so.
 build() {
-	local kdir=$1 rel=$2 dir f
+	local kdir=$1 rel=$2 dir f ver
 	shift 2
+	ver=$(make -s -C "$kdir" "$@" kernelversion 2>/dev/null) || ver=unknown
+	[[ "$ver" == "$BASE_SERIES" || "$ver" == "$BASE_SERIES".* ||
+		"$ver" == "$BASE_SERIES"-* ]] ||
+		die "$kdir is Linux $ver, the series is for $BASE_SERIES" \
+			"(vx3-base): rebuild that kernel from linux-source-$BASE_SERIES"
 	dir=$OUT/$rel/obj
 	mkdir -p "$dir"
 	# Copy only what changed, so that make rebuilds only that

@@ -3,7 +3,7 @@
 """The in-tree vmxnet3 patch series: apply it and run NIPA's checks on it.
 
   vmxnet3_series.py make     apply scripts/vmxnet3-series/0*.patch with
-                             git am on vx3-base (Debian's linux-source-6.12)
+                             git am on vx3-base (Debian's linux-source-7.3)
                              and write build/series-vmxnet3/
   vmxnet3_series.py check    make, then the per-patch checks of
                              scripts/vx3-series/series.py on

@@ -4,7 +4,7 @@
 
   series.py make           derive the series from the driver files and
                            series.txt, commit it on Debian's linux-source
-                           6.12, write build/series/*.patch, apply them
+                           7.3, write build/series/*.patch, apply them
                            with git am and check that the result is the
                            repository's driver, docs and MAINTAINERS entry
   series.py check          the identity checks, make, then the per-patch
@@ -13,6 +13,7 @@
   series.py check --full   the same, with the driver built at every
                            patch (bisectable) and on i386 as well
   series.py units FILE     list the units series.txt can name in FILE
+  series.py tree           print the path of the cached kernel tree
 
 The patches are from and signed off by the poster, VX3_POSTER="Name
 <address>" or else git config user.name/user.email, who is also the M:
@@ -22,7 +23,7 @@ for posting (README, "The poster's identity").
 
 The kernel tree, two configured build directories (x86_64 and i386
 allmodconfig after modules_prepare) and a ccache live in
-$VX3_SERIES_CACHE (default /var/cache/vx3/series) and are made once.
+$VX3_SERIES_CACHE (default /var/cache/vx3/series-7.3) and are made once.
 """
 
 import argparse
@@ -50,8 +51,12 @@ if __name__ == "__main__":
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
-CACHE = os.environ.get("VX3_SERIES_CACHE", "/var/cache/vx3/series")
-SRC_TAR = "/usr/src/linux-source-6.12.tar.xz"
+# The base of the series: Debian's linux-source of the target kernel
+# (scripts/vx3-deps.sh installs it). The cache is per base, so that the
+# tree and build directories of an older base are never taken for it.
+SRC_PKG = "linux-source-7.3"
+SRC_TAR = f"/usr/src/{SRC_PKG}.tar.xz"
+CACHE = os.environ.get("VX3_SERIES_CACHE", "/var/cache/vx3/series-7.3")
 TREE = os.path.join(CACHE, "linux")
 OUTDIR = os.path.join(ROOT, "build", "series")
 LOGDIR = os.path.join(ROOT, "build", "series-check")
@@ -258,9 +263,9 @@ def tar_stamp():
     if not os.path.exists(SRC_TAR):
         raise Fail(f"{SRC_TAR} is missing: run make deps")
     st = os.stat(SRC_TAR)
-    ver = run(["dpkg-query", "-W", "-f=${Version}", "linux-source-6.12"],
+    ver = run(["dpkg-query", "-W", "-f=${Version}", SRC_PKG],
               cwd="/", check=False).stdout or "unknown"
-    return f"linux-source-6.12 {ver} {st.st_size} {int(st.st_mtime)}"
+    return f"{SRC_PKG} {ver} {st.st_size} {int(st.st_mtime)}"
 
 
 def read_stamp(path):
@@ -277,7 +282,7 @@ def write_stamp(path, text):
 
 
 def ensure_tree(timing):
-    """Extract linux-source-6.12 and commit it as the base, once."""
+    """Extract linux-source and commit it as the base, once."""
     stamp = tar_stamp()
     if read_stamp(os.path.join(CACHE, "linux.stamp")) == stamp and \
             os.path.isdir(os.path.join(TREE, ".git")):
@@ -806,7 +811,8 @@ def check_checkpatch(patch, logf):
 def kdoc_output(files, logf, tree=TREE):
     """kernel-doc -Wall -none of files (relative to tree, which is checked
     out): (its output lines, its exit code)."""
-    p = run(["perl", os.path.join(TREE, "scripts", "kernel-doc"), "-Wall",
+    # kernel-doc is a Python script in 7.3 (Perl in 6.12): run it as is
+    p = run([os.path.join(TREE, "scripts", "kernel-doc"), "-Wall",
              "-none", *files], cwd=tree, check=False, out=logf)
     with open(logf, encoding="utf-8") as f:
         out = [x for x in f.read().split("\n") if x.strip()]
@@ -1485,9 +1491,11 @@ def main():
                    help="build at every patch and on i386 too")
     u = sub.add_parser("units", help="list the units of a driver file")
     u.add_argument("file")
+    sub.add_parser("tree", help="print the cached kernel tree's path "
+                   "(for scripts/vmxnet3-series/patched.sh)")
     args = ap.parse_args()
-    return {"make": cmd_make, "check": cmd_check,
-            "units": cmd_units}[args.cmd](args)
+    return {"make": cmd_make, "check": cmd_check, "units": cmd_units,
+            "tree": lambda a: print(TREE)}[args.cmd](args)
 
 
 if __name__ == "__main__":
