@@ -171,16 +171,26 @@ def qmp_status(vm):
 
 
 def wait_agent(ctx, timeout=60):
-    """Wait until the guest agent answers again (virtio-serial resumed
-    after a suspend)."""
+    """Wait until the guest agent answers again after a suspend.
+
+    If it does not answer on the control channel's connection within a
+    few seconds, the harness connects anew (lib/vm.py reconnect_ctl():
+    after an S3 resume the 7.3 guest reopens its virtio-serial port and
+    the old host connection hears nothing) and asks again, until timeout
+    seconds have passed. Returns the number of reconnections.
+    """
+    vm = ctx.vm
     deadline = time.monotonic() + timeout
-    while True:
-        try:
-            ctx.vm.run("true", timeout=10)
-            return
-        except VMError:
-            if time.monotonic() > deadline:
-                raise
+    reconnects = 0
+    while not vm.agent_hello(wait=5):
+        if time.monotonic() > deadline:
+            raise VMError(f"the guest agent did not answer within "
+                          f"{timeout}s ({reconnects} reconnection(s) of "
+                          f"the control channel)")
+        vm.reconnect_ctl()
+        reconnects += 1
+    vm.run("true", timeout=10)
+    return reconnects
 
 
 def s3_start(vm):
@@ -193,10 +203,12 @@ def s3_start(vm):
 
 def s3_finished(ctx):
     """After the wakeup: the guest agent answers and the suspend that
-    s3_start() began returned 0."""
-    wait_agent(ctx)
+    s3_start() began returned 0. Returns how often the control channel
+    was connected anew (wait_agent())."""
+    reconnects = wait_agent(ctx)
     rc, out = ctx.vm.run("for i in $(seq 300); do [ -e /tmp/s3.done ] && "
                          "cat /tmp/s3.done /tmp/s3.log && exit 0; "
                          "sleep 0.1; done; exit 1", timeout=60)
     ctx.expect(rc == 0 and "rc=0" in out,
                f"echo mem > /sys/power/state did not complete:\n{out}")
+    return reconnects

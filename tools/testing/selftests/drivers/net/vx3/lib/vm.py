@@ -483,6 +483,55 @@ class VM:
             self.check_alive()
             raise VMError("control channel closed during boot")
 
+    def agent_hello(self, wait=5.0):
+        """Ask the guest agent for its hello ("C <id> 0 -") on the current
+        connection; True if it answered within wait seconds."""
+        self.check_alive()
+        with self._cond:
+            self._hello = None
+            self._next_id += 1
+            cid = self._next_id
+        try:
+            with self._send_lock:
+                self.ctl.sendall(f"C {cid} 0 -\n".encode())
+        except OSError:
+            return False
+        deadline = time.monotonic() + wait
+        with self._cond:
+            while self._hello is None and not self._ctl_dead:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                self._cond.wait(min(left, 0.5))
+            return self._hello is not None
+
+    def reconnect_ctl(self):
+        """Close the host side of the control channel and connect anew.
+
+        QEMU resets the virtio-serial device on an S3 wakeup and the guest
+        (Linux 7.3's virtio_console) opens its ports again on resume; the
+        host connection made before the suspend then carries nothing either
+        way until it is closed and made again (QEMU's socket chardev
+        accepts the new one). Answers still owed on the old connection are
+        lost: call this with no guest command in flight.
+        """
+        self.check_alive()
+        with self._send_lock:
+            try:
+                self.ctl.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            self.ctl.close()
+            self._reader.join(10)
+            with self._cond:
+                self._ctl_dead = False
+                self._hello = None
+            self.ctl = self._connect_unix(os.path.join(self.sockdir,
+                                                       "ctl.sock"))
+            self._reader = threading.Thread(target=self._ctl_reader,
+                                            daemon=True)
+            self._reader.start()
+
     def _ctl_reader(self):
         f = self.ctl.makefile("rb")
         try:
