@@ -63,7 +63,10 @@ VARIANTS = {
     },
 }
 
-QEMU = "qemu-system-x86_64"
+# VX3_QEMU: another qemu-system-x86_64 binary, e.g. one built with the
+# patches of scripts/qemu/patches/ (Debian's QEMU 7.2 loses a vmxnet3's
+# receive path across S3, test_pm.py)
+QEMU = os.environ.get("VX3_QEMU") or "qemu-system-x86_64"
 # The repository root, seven levels above this file
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__),
                                     "../../../../../../.."))
