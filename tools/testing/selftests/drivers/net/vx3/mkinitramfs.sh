@@ -134,6 +134,17 @@ for m in vmxnet3 8021q bridge veth virtio_console virtio_pci 9pnet_virtio 9p \
 	${VX3_EXTRA_MODS:-}; do
 	add_mod "$m"
 done
+# What test_upstream.py's scripts need loaded (its setup() modprobes them
+# from here: the scripts run in the host's /, where no modules of the
+# guest kernel are): macsec.py a macsec link, netpoll_basic.py netconsole
+# and configfs, so_txtime.py the fq and etf qdiscs, psp.py and the
+# nk_*.py scripts clsact and tc BPF filters. Where a kernel lacks one
+# (not even built in), the script reports it.
+for m in macsec netconsole configfs sch_fq sch_etf sch_ingress cls_bpf; do
+	if modinfo "${MODINFO_B[@]}" -k "$KVER" -n "$m" >/dev/null 2>&1; then
+		add_mod "$m"
+	fi
+done
 if [ -n "$VX3_KO" ] && [ -f "$VX3_KO" ]; then
 	vm=$(modinfo -F vermagic "$VX3_KO" | awk '{print $1}')
 	if [ "$vm" != "$KVER" ]; then
