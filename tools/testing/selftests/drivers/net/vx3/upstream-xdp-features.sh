@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Build the kernel's XDP feature checker, tools/testing/selftests/bpf/
-# xdp_features, from Debian's linux-source-6.12 (unmodified), once, into
+# xdp_features, from Debian's linux-source-7.3 (unmodified), once, into
 #
 #   $VX3_CACHE/xdp-features/<package version>-<hash>/
 #
@@ -43,7 +43,7 @@
 set -euo pipefail
 
 VX3_CACHE=${VX3_CACHE:-/var/cache/vx3}
-SRC_SERIES=6.12
+SRC_SERIES=7.3
 SRC_PKG=linux-source-$SRC_SERIES
 SRC_TAR=/usr/src/$SRC_PKG.tar.xz
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)

@@ -399,7 +399,10 @@ class VM:
         addresses and no IPv6 there (nothing but the guest's frames on
         the wire). vnet_hdr offload metadata (GSO, partial checksums)
         crosses the bridge from one NIC to the other, as between two VMs
-        on one host."""
+        on one host. The taps (and so br0) take MTU 9000, the device's
+        largest: the bridge drops a frame longer than its egress port's
+        MTU, and the upstream scripts set both NICs' MTU to 9000 (ping.py
+        and xdp.py's multi-buffer cases)."""
         ns = self.netns(1)
         sh(["ip", "-n", ns, "link", "set", "lo", "up"])
         sh(["ip", "netns", "exec", ns, "sysctl", "-qw",
@@ -409,8 +412,8 @@ class VM:
             "forward_delay", "0", "mcast_snooping", "0"])
         for n in range(1, self.nics + 1):
             sh(["ip", "link", "set", self.tap(n), "netns", ns])
-            sh(["ip", "-n", ns, "link", "set", self.tap(n), "master", "br0",
-                "up"])
+            sh(["ip", "-n", ns, "link", "set", self.tap(n), "mtu", "9000",
+                "master", "br0", "up"])
         sh(["ip", "-n", ns, "link", "set", "br0", "up"])
 
     def _connect_unix(self, path, timeout=30):
