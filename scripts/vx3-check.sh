@@ -61,7 +61,7 @@ LOG=build/check.log
 t0=$(date +%s)
 
 echo "TAP version 13" | tee -a "$LOG"
-# The debug guest kernel (built once from linux-source-6.12, then reused
+# The debug guest kernel (built once from linux-source-7.3, then reused
 # from /var/cache/vx3/debug-kernel) builds in the background from the
 # start, while vx3.ko, the static checks, make series with its per-patch
 # checks and the upstream XDP feature checker build: none of them

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Build (once, cached) the vx3 debug guest kernel: Debian's linux-source-6.12
+# Build (once, cached) the vx3 debug guest kernel: Debian's linux-source-7.3
 # configured as allnoconfig + kvm_guest.config + the fragment
 # tools/testing/selftests/drivers/net/vx3/config.debug (KASAN, lockdep,
 # kmemleak, DEBUG_NET, DMA-API debug, UBSAN, fault injection, ...), plus
@@ -21,7 +21,7 @@
 #                            the fragment, the gcc version and this script's
 #                            build recipe (the functions in RECIPE below)
 #     .ready                 marker, written last (contains the release)
-#     kernelrelease          e.g. 6.12.117-vx3debug
+#     kernelrelease          e.g. 7.3.4-vx3debug
 #     bzImage                the guest kernel
 #     config                 its .config
 #     merge_config.log       merge_config.sh output (dropped options)
@@ -44,7 +44,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 VX3_CACHE=${VX3_CACHE:-/var/cache/vx3}
 DK=$VX3_CACHE/debug-kernel
-SRC_SERIES=6.12
+SRC_SERIES=7.3
 SRC_TAR=/usr/src/linux-source-$SRC_SERIES.tar.xz
 FRAG=$ROOT/tools/testing/selftests/drivers/net/vx3/config.debug
 VX3_SRC=$ROOT/drivers/net/ethernet/vmware/vx3
