@@ -26,6 +26,14 @@ cd "$ROOT" || exit 1
 # program attached; the stock kernel the verdicts and the veth target.
 # dmaerr's ndo_xdp_xmit mapping failure runs on the stock kernel too:
 # the debug kernel is often too slow to fill the bounce pool for it.
+# Of 7.3's own drivers/net selftests (test_upstream.py) the stock lane
+# runs the scripts the device can take part in (ping, stats, queues,
+# csum, irq, napi_id, ring_reconfig, tso, xdp_features) and a few that
+# skip for a stated reason (napi_threaded, hds, pp_alloc_fail,
+# netconsole); all 48 take about 30 minutes on this rig: make vmtest
+# VMTEST_ARGS="-t upstream". xdp.py (9 minutes) is not here yet: it
+# passed whole once and once lost one reflected IPv4 datagram
+# (test_xdp_native_tx_sb.ipv4), not yet understood.
 # Not here: faultinject's fail-nth sweeps (15-30 minutes per path on the
 # debug kernel, make vmtest, see test_faultinject.py), upstream on the
 # debug kernel (30 minutes), and intx, pm, qinq, dkms and the bench smoke,
@@ -35,7 +43,12 @@ cd "$ROOT" || exit 1
 # (VX3_STOCK_TESTS / VX3_DEBUG_TESTS / VX3_PATCHED_TESTS replace a lane's
 # list, to try the whole flow quickly.)
 STOCK_TESTS=${VX3_STOCK_TESTS:-"smoke@swiotlb smoke@iommu conformance
-	datapath forward hwgro stats reconfig lifecycle napi upstream xdp.pass
+	datapath forward hwgro stats reconfig lifecycle napi
+	upstream.ping upstream.stats upstream.queues upstream.csum
+	upstream.pp_alloc_fail upstream.irq upstream.napi_threaded
+	upstream.netconsole upstream.hds upstream.napi_id
+	upstream.ring_reconfig upstream.tso upstream.xdp_features
+	xdp.pass
 	xdp.drop xdp.aborted xdp.veth_xmit dmaerr.xdp_xmit_map_err wol"}
 LTS_TESTS=${VX3_LTS_TESTS:-"smoke@default datapath hwgro reconfig
 	xdp.pass xdp.drop xdp.aborted xdp.tx xdp.redirect"}
