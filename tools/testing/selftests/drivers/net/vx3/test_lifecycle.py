@@ -32,12 +32,20 @@ set_link
 
 No dmesg warning may appear in any case (checked by the harness after each
 case: WARNING, BUG, page_pool shutdown stalls, ...).
+
+Before pools are expected gone, every guest CPU pings over loopback
+(lib/nic.py flush_skb_defer()): a socket that frees a received skb on
+another CPU defers it to the CPU that allocated it, which frees it at its
+next NET_RX softirq; an idle CPU could otherwise hold a page of a
+destroyed pool indefinitely (seen once in 7.3: "inflight 1" after
+updown_traffic).
 """
 
 import time
 
-from lib.nic import (Traffic, diag, expect_flowing, ifindex, page_pools,
-                     ping, setup_nic, wait_carrier, wait_no_tcp)
+from lib.nic import (FLUSH_SKB_DEFER, Traffic, diag, expect_flowing,
+                     flush_skb_defer, ifindex, page_pools, ping, setup_nic,
+                     wait_carrier, wait_no_tcp)
 
 NICS = 1
 
@@ -88,6 +96,7 @@ def _own_pools(ctx, idx, pools):
 
 def _expect_pools_gone(ctx, ids, what):
     """Destroyed pools (ids) must disappear within 5 s (no pages left)."""
+    flush_skb_defer(ctx.vm)
     deadline = time.monotonic() + 5
     while True:
         left = [p for p in page_pools(ctx.vm) if p["id"] in ids]
@@ -121,6 +130,7 @@ def _reload_script(ctx, idx, pools):
               f"is visible over netlink'; vx3-nl page-pools; exit 9; }}; ")
     s += f"rmmod {drv} || exit 1; " + _wait_gone_script(ctx)
     if pools:
+        s += FLUSH_SKB_DEFER
         s += ("for t in $(seq 50); do pp=$(vx3-nl page-pools); left=; "
               "for id in $ids; do echo \"$pp\" | grep -q \"^page-pool "
               "id=$id \" && left=\"$left $id\"; done; [ -z \"$left\" ] && "

@@ -342,6 +342,20 @@ def expect_bql_drained(ctx):
     ctx.expect(rc == 0, f"BQL inflight does not return to 0:\n{out}")
 
 
+# A received skb that a socket frees on another CPU waits on the defer
+# list of the CPU that allocated it (skb_attempt_defer_free()) until that
+# CPU's next NET_RX softirq; on an idle CPU its page_pool page can wait
+# there indefinitely, keeping a destroyed pool alive. A ping over loopback
+# from every CPU runs that softirq everywhere.
+FLUSH_SKB_DEFER = ("for c in $(seq 0 $(($(nproc) - 1))); do taskset -c $c "
+                   "ping -q -c 1 -W 1 127.0.0.1 >/dev/null 2>&1; done; ")
+
+
+def flush_skb_defer(vm):
+    """Have every CPU free the skbs other CPUs deferred to it."""
+    vm.check(FLUSH_SKB_DEFER)
+
+
 def wait_no_tcp(ctx, timeout=60):
     """Wait until the guest has no TCP sockets left (orphans included)."""
     rc, out = ctx.vm.run(
