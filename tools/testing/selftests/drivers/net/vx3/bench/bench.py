@@ -51,6 +51,7 @@ ROOT = os.path.abspath(os.path.join(VX3_TESTS, "../../../../../.."))
 sys.path.insert(0, VX3_TESTS)
 sys.path.insert(0, HERE)
 
+from lib import devside  # noqa: E402
 from lib import vm as vmlib  # noqa: E402
 import measure  # noqa: E402
 import report  # noqa: E402
@@ -180,6 +181,8 @@ class Bench:
         self.ncpu = os.cpu_count()
         # The fourth row: the patched vmxnet3 (--patched, main())
         self.patched = bool(args.patched_ko)
+        # Rows of --count (count_xdp())
+        self.counts = []
 
     # --- VM and driver ---------------------------------------------------
     def boot(self, initrd, kv):
@@ -272,6 +275,8 @@ class Bench:
                 # LRO [fixed] (not offered): an older vx3 with rx-gro-hw
                 f"echo lrofixed{n} $(ethtool -k $i | "
                 "grep -c '^large-receive-offload: .*fixed')\n"
+                + (f"ethtool -G $i rx {self.args.vx3_rx_ring} || exit 1\n"
+                   if drv == "vx3" and self.args.vx3_rx_ring else "") +
                 f"ip addr add {vm.guest_ip4(n)}/24 dev $i && "
                 f"ip -6 addr add {vm.guest_ip6(n)}/64 dev $i nodad && "
                 "ip link set $i up || exit 1\n")
@@ -919,11 +924,145 @@ class Bench:
                 self.xdp_attach(self.ifn[1], None)
             if "fwd" in a_.exp:
                 self.fwd_off()
+        if a_.count:
+            for drv in list(XDP_DRIVERS) + pv:
+                for act in XDP_ACTS:
+                    self.count_xdp(drv, act)
+            self.xdp_attach(self.ifn[1], None)
+            self.write_counts()
+
+    # --- per-frame counts ----------------------------------------------------
+    def count_xdp(self, drv, act):
+        """What one XDP frame costs in device and kernel events: a window
+        of --count-seconds with the action's program on NIC 1 and 64-byte
+        frames from trafgen. QEMU's trace of MMIO writes (lib/devside.py)
+        counts the BAR0 writes of both NICs by register, over a host
+        window; guest `perf stat -a` on tracepoints counts hard IRQs, NAPI
+        polls and page_pool pages taken from and given back to the page
+        allocator (a pool that recycles takes and gives none), over a
+        guest window. Both become rates, divided by the rate of frames
+        the program ran on (its map, in the sampler's window around
+        both)."""
+        a_, vm = self.args, self.vm
+        secs = a_.count_seconds
+        label = f"{DRV_LABELS[drv]} {XDP_ACTS[act][1]}"
+        ifn = self.xdp_config(drv, act)
+        bars = {}
+        for n in (1, 2):
+            r = devside.DeviceSide(vm, n).bar_region(0)
+            bars[n] = (r["address"], r["size"])
+        gen = self.trafgen(2 * secs + 60, XDP_SRC, "xdp64")
+        sampler = measure.Sampler(vm, [ifn[1], ifn[2]], taps=(1, 2),
+                                  files=[XDP_CNT])
+        sampler.gen_pids = [gen.pid]
+        log_path = vm.guest_errors_log
+        events = ("irq:irq_handler_entry", "napi:napi_poll",
+                  "page_pool:page_pool_state_hold",
+                  "page_pool:page_pool_state_release")
+        try:
+            self.wait_flow("tx", gen)
+            a = sampler.snap()
+            off = os.path.getsize(log_path)
+            t0 = time.monotonic()
+            vm.qmp("trace-event-set-state", name=devside.TRACE_EVENT,
+                   enable=True)
+            time.sleep(secs)
+            vm.qmp("trace-event-set-state", name=devside.TRACE_EVENT,
+                   enable=False)
+            t_trace = time.monotonic() - t0
+            out = vm.check(
+                "mountpoint -q /sys/kernel/tracing || mount -t tracefs "
+                "nodev /sys/kernel/tracing; read u0 x </proc/uptime; "
+                f"perf stat -a -x, -e {','.join(events)} -- sleep {secs} "
+                "2>&1 >/dev/null; read u1 x </proc/uptime; "
+                'echo "elapsed $u0 $u1"', timeout=secs + 240)
+            b = sampler.snap()
+        finally:
+            self.host_stop(gen, signal.SIGINT)
+        w = measure.window(a, b, a_.smp, [ifn[1], ifn[2]])
+        prog = w.get("prog_packets", 0)
+        if not prog or w["guest_wall_s"] <= 0:
+            raise RuntimeError(f"count {label}: the program saw no frames")
+        host_fps, guest_fps = prog / w["wall_s"], prog / w["guest_wall_s"]
+        row = {"drv": drv, "act": act, "label": label,
+               "prog_pps": guest_fps, "trace_s": t_trace}
+        for name, n in count_bar0_writes(log_path, off, bars).items():
+            row[name] = n / t_trace / host_fps
+        m = re.search(r"elapsed ([\d.]+) ([\d.]+)", out)
+        gsecs = float(m.group(2)) - float(m.group(1)) if m else secs
+        for line in out.splitlines():
+            f = line.split(",")
+            if len(f) > 2 and f[2] in events and f[0].strip().isdigit():
+                row[f[2].split(":")[1]] = int(f[0]) / gsecs / guest_fps
+        self.counts.append(row)
+        log(f"count {label:24}: "
+            + ", ".join(f"{k} {v:.3f}" for k, v in row.items()
+                        if isinstance(v, float) and k not in
+                        ("prog_pps", "trace_s")) + " per frame")
+
+    def write_counts(self):
+        """counts-xdp.txt: the table of count_xdp()'s rows."""
+        cols = ["IMR", "TXPROD", "RXPROD", "RXPROD2", "other",
+                "irq_handler_entry", "napi_poll", "page_pool_state_hold",
+                "page_pool_state_release"]
+        lines = [["per 1000 frames the program saw", "kpps", "IMR writes",
+                  "TXPROD", "RXPROD", "RXPROD2", "other BAR0", "hard IRQs",
+                  "NAPI polls", "pp pages taken", "pp pages given back"]]
+        for r in self.counts:
+            lines.append([r["label"], f"{r['prog_pps'] / 1e3:.1f}"] +
+                         [f"{1e3 * r[c]:.2f}" if c in r else "-"
+                          for c in cols])
+        text = [f"# bench.py --count: {self.args.count_seconds} s windows, "
+                "64-byte frames from trafgen; BAR0 writes of both NICs "
+                "(QEMU trace, host window),",
+                "# hard IRQs, NAPI polls and page_pool pages (guest perf "
+                "stat -a on tracepoints, guest window)"]
+        text += report.columns(lines, indent="")
+        with open(os.path.join(self.outdir, "counts-xdp.txt"), "w") as f:
+            f.write("\n".join(text) + "\n")
+        log("counts written: counts-xdp.txt")
 
     def dmesg_problems(self):
         text = self.vm.dmesg()
         return [ln for ln in text.splitlines()
                 if vmlib.BAD_DMESG_RE.search(ln)]
+
+
+# BAR0 registers of the VMXNET3 interface (lib/devside.py): 8 bytes per
+# queue
+BAR0_REGS = (("IMR", devside.REG_IMR, 0xC8), ("TXPROD", devside.REG_TXPROD,
+                                             0x200),
+             ("RXPROD", devside.REG_RXPROD, 0x200),
+             ("RXPROD2", devside.REG_RXPROD2, 0x200))
+
+
+def count_bar0_writes(path, off, bars):
+    """{register: writes} in QEMU's trace log from offset off, over the
+    BAR0 regions {nic: (address, size)}; writes elsewhere in BAR0 count as
+    "other"."""
+    res = {name: 0 for name, _, _ in BAR0_REGS}
+    res["other"] = 0
+    with open(path, "rb") as f:
+        f.seek(off)
+        data = f.read()
+    for raw in data.split(b"\n"):
+        if b"vmxnet3-b0" not in raw:
+            continue
+        m = devside.TRACE_RE.match(raw.decode(errors="replace"))
+        if not m:
+            continue
+        addr = int(m.group(3), 16)
+        for base, size in bars.values():
+            if base <= addr < base + size:
+                reg = addr - base
+                for name, start, span in BAR0_REGS:
+                    if start <= reg < start + span:
+                        res[name] += 1
+                        break
+                else:
+                    res["other"] += 1
+                break
+    return res
 
 
 IDLE_SYMS = ("pv_native_safe_halt", "default_idle", "cpu_idle_poll",
@@ -985,7 +1124,7 @@ def environment(bench, kv, args, t_start):
     env = {
         "date": t_start.strftime("%Y-%m-%d %H:%M:%S %Z").strip(),
         "git": git,
-        "qemu": cmd("qemu-system-x86_64 --version | head -n1"),
+        "qemu": cmd(f"{vmlib.QEMU} --version | head -n1"),
         "accel": "tcg,thread=multi (no KVM)",
         "machine": f"q35, -cpu max, -smp {args.smp}, -m {args.mem}",
         "nic": "2 x vmxnet3 on tap (vnet_hdr) in peer namespaces",
@@ -1059,6 +1198,14 @@ def main():
     ap.add_argument("--profile", action="store_true",
                     help="add guest perf profiles (rx, fwd, xdp)")
     ap.add_argument("--profile-seconds", type=int, default=10)
+    ap.add_argument("--vx3-rx-ring", type=int, default=0,
+                    help="vx3's RX ring 0 size (ethtool -G rx), for an "
+                    "A/B of the default")
+    ap.add_argument("--count", action="store_true",
+                    help="add per-frame counts of XDP windows: MMIO "
+                    "writes by register, IRQs, NAPI polls, page_pool "
+                    "(counts-xdp.txt)")
+    ap.add_argument("--count-seconds", type=int, default=5)
     ap.add_argument("--smoke", action="store_true",
                     help="tooling check: 1 rep, 1 s windows, -P 8, no -P 1")
     ap.add_argument("--outdir", help="results folder (default "

@@ -21,7 +21,7 @@ STAT_FIELDS = ("user", "nice", "system", "idle", "iowait", "irq", "softirq",
 BUSY_FIELDS = ("user", "nice", "system", "irq", "softirq", "steal")
 USER_HZ = os.sysconf("SC_CLK_TCK")
 IF_FIELDS = ("rx_bytes", "rx_packets", "tx_bytes", "tx_packets",
-             "rx_dropped", "tx_dropped")
+             "rx_dropped", "tx_dropped", "rx_missed_errors")
 
 
 def parse_stat_cpu(line):
@@ -45,6 +45,28 @@ def proc_cpu(pid):
         return 0.0
     fields = stat[stat.rindex(")") + 2:].split()
     return (int(fields[11]) + int(fields[12])) / USER_HZ
+
+
+def proc_tree_cpu(pid):
+    """CPU seconds of a host process and of its live descendants: trafgen
+    does its work in forked children, its first process only waits."""
+    children = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        ppid = int(stat[stat.rindex(")") + 2:].split()[1])
+        children.setdefault(ppid, []).append(int(d))
+    todo, total = [pid], 0.0
+    while todo:
+        p = todo.pop()
+        total += proc_cpu(p)
+        todo += children.get(p, [])
+    return total
 
 
 def loadavg():
@@ -226,7 +248,7 @@ class Sampler:
         return {"t": time.monotonic(), "thr": vm.thread_cpu(),
                 "tio": thread_io(vm.proc.pid),
                 "hstat": host_stat(),
-                "gen": sum(proc_cpu(p) for p in self.gen_pids),
+                "gen": sum(proc_tree_cpu(p) for p in self.gen_pids),
                 "self": proc_cpu(os.getpid()), "load": loadavg(),
                 "taps": {n: tap_stats(vm, n) for n in self.taps},
                 "tcp": ns_tcp(vm, 1, self.tcp_port) if self.tcp_port
@@ -293,7 +315,8 @@ def window(a, b, smp, ifns):
     own = qemu + gen + (b["self"] - a["self"])
     w = {"wall_s": wall, "guest_wall_s": gwall,
          "vcpu_s": vcpu, "io_s": io, "qemu_other_s": qemu - vcpu - io,
-         "gen_s": gen, "host_busy_cores": hbusy / wall,
+         "gen_s": gen, "gen_cores": gen / wall,
+         "host_busy_cores": hbusy / wall,
          "other_cores": max(0.0, hbusy - own) / wall,
          "load1": max(a["load"], b["load"]),
          "guest_ticks_s": gjif, "guest_busy_s": gbusy,
@@ -306,6 +329,10 @@ def window(a, b, smp, ifns):
         pre = "g_" if i == 0 else f"g{i + 1}_"
         for k in IF_FIELDS:
             w[pre + k] = gb["if"][ifn][k] - ga["if"][ifn][k]
+        # Frames the NIC lost: vx3 counts the device's "no RX buffer
+        # posted" drops as rx_missed_errors, vmxnet3 in rx_dropped
+        w[pre + "rx_lost"] = w[pre + "rx_dropped"] + \
+            w[pre + "rx_missed_errors"]
     # The XDP programs' map vx3_cnt: key 0 packets, 1 bytes
     if ga.get("bpf") is not None and gb.get("bpf") is not None:
         for key, name in ((0, "prog_packets"), (1, "prog_bytes")):

@@ -73,7 +73,7 @@ RXC_SOP = 1 << 15
 RXC_RQID_SHIFT = 16
 RXC_RQID = 0x3FF << RXC_RQID_SHIFT
 
-_TRACE_RE = re.compile(
+TRACE_RE = re.compile(
     r"^(?:\d+@\d+\.\d+:)?memory_region_ops_write cpu (-?\d+) mr (0x[0-9a-f]+) "
     r"addr (0x[0-9a-f]+) value (0x[0-9a-f]+) size (\d+) name '([^']*)'")
 
@@ -202,7 +202,7 @@ class DeviceSide:
         for raw in lines:
             if b"vmxnet3-b" not in raw:
                 continue
-            m = _TRACE_RE.match(raw.decode(errors="replace"))
+            m = TRACE_RE.match(raw.decode(errors="replace"))
             if not m:
                 continue
             name, mr = m.group(6), m.group(2)
