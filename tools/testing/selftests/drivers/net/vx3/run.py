@@ -301,6 +301,19 @@ def run_file(tap, args, name, mod, cases, driver, variant, initrd, kern,
                            f"SKIP {skip}" if skip else
                            f"host setup failed: {one_line(err)}")
             return
+    # A file that needs the device model fixes of scripts/qemu/patches/
+    # (QEMU_PATCHED) boots the rig's own QEMU build
+    qemu = None
+    if getattr(mod, "QEMU_PATCHED", False):
+        try:
+            qemu = vmlib.qemu_patched()
+        except (OSError, subprocess.CalledProcessError) as e:
+            _host_teardown(tap, mod, host, prefix)
+            for c in cases:
+                tap.result(False, f"{prefix}.{c.__name__[5:]}",
+                           f"no patched QEMU (scripts/vx3-qemu.sh): "
+                           f"{one_line(e)}")
+            return
     vm = vmlib.VM(kv, initrd, nics=getattr(mod, "NICS", 1), variant=variant,
                   logdir=logdir, append=getattr(mod, "APPEND", ""),
                   root_ports=getattr(mod, "ROOT_PORTS", False),
@@ -308,7 +321,7 @@ def run_file(tap, args, name, mod, cases, driver, variant, initrd, kern,
                   # NICs' taps on one host bridge (lib/vm.py)
                   host_root=getattr(mod, "HOST_ROOT", False),
                   bridge_nics=getattr(mod, "BRIDGE_NICS", False),
-                  **kern.vm_args())
+                  qemu=qemu, **kern.vm_args())
     tap.diag(f"{prefix}: booting VM {vm.runid} (logs in "
              f"{os.path.relpath(logdir, ROOT)})")
     try:

@@ -24,7 +24,8 @@ s3_resume
     queues the frames it cannot receive, the tap backend stops reading
     until the model flushes that queue, and the model never does; RX stays
     dead. scripts/qemu/patches/0001-hw-net-vmxnet3-Flush-queued-packets-*
-    fixes that; run with VX3_QEMU=<that QEMU>.
+    fixes that: this file boots the rig's QEMU, Debian's source with
+    that patch (QEMU_PATCHED, scripts/vx3-qemu.sh).
     After the resume the 7.3 guest has opened its virtio-serial port anew
     and the harness's connection hears nothing: lib/test.py wait_agent()
     connects again (lib/vm.py reconnect_ctl()). A device left active while the PCI core turned bus
@@ -52,6 +53,8 @@ from lib.test import (iperf_bytes, iperf_guest_to_peer, iperf_peer_to_guest,
 
 NICS = 1
 VARIANTS = ("s3",)
+# The device model fix above (run.py boots scripts/vx3-qemu.sh's QEMU)
+QEMU_PATCHED = True
 IPERF_SECONDS = 2
 
 

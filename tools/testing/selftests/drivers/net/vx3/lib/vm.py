@@ -68,9 +68,10 @@ VARIANTS = {
     },
 }
 
-# VX3_QEMU: another qemu-system-x86_64 binary, e.g. one built with the
-# patches of scripts/qemu/patches/ (Debian's QEMU 7.2 loses a vmxnet3's
-# receive path across S3, test_pm.py)
+# VX3_QEMU: another qemu-system-x86_64 binary for every VM; otherwise
+# Debian's, or with VM(qemu=...) the rig's own build with the patches of
+# scripts/qemu/patches/ (qemu_patched(); Debian's QEMU 7.2 loses a
+# vmxnet3's receive path across S3, test_pm.py)
 QEMU = os.environ.get("VX3_QEMU") or "qemu-system-x86_64"
 # The repository root, seven levels above this file
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__),
@@ -226,8 +227,10 @@ class VM:
     def __init__(self, kver, initrd, nics=1, variant="default", logdir=None,
                  runid=None, mem=1024, smp=2, boot_timeout=300, append="",
                  kernel=None, timeout_scale=1.0, root_ports=False,
-                 host_root=False, bridge_nics=False):
+                 host_root=False, bridge_nics=False, qemu=None):
         self.kver = kver
+        # The QEMU binary: VX3_QEMU, else the one given, else Debian's
+        self.qemu = os.environ.get("VX3_QEMU") or qemu or QEMU
         # The host's / shared read-only with the guest over virtio-9p,
         # mount tag HOST_ROOT_TAG (test_upstream.py runs the kernel's own
         # selftests chrooted into it).
@@ -344,7 +347,7 @@ class VM:
                                       self.extra_append) if x)
         qmp = os.path.join(self.sockdir, "qmp.sock")
         ctl = os.path.join(self.sockdir, "ctl.sock")
-        cmd = [QEMU,
+        cmd = [self.qemu,
                "-name", f"vx3-{self.runid},debug-threads=on",
                "-accel", "tcg,thread=multi", "-M", "q35", "-cpu", "max",
                "-smp", str(self.smp), "-m", str(self.mem),
@@ -777,6 +780,13 @@ def guest_image(kver):
     """Debian's kernel image of kver: /boot/vmlinuz-KVER for the installed
     6.12, the unpacked image for the target kernel (vx3-deps.sh)."""
     return _deps("--image", kver)
+
+
+def qemu_patched():
+    """The rig's QEMU with scripts/qemu/patches/, built on first use
+    (scripts/vx3-qemu.sh, several minutes, then cached)."""
+    return subprocess.check_output(
+        [os.path.join(ROOT, "scripts/vx3-qemu.sh")], text=True).strip()
 
 
 def guest_modroot(kver):

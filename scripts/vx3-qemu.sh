@@ -1,0 +1,143 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The rig's own QEMU: Debian's qemu source package, of the version of the
+# installed qemu-system-x86 (bookworm: 7.2), with the patches of
+# scripts/qemu/patches/ applied on top of Debian's, built once for
+# x86_64-softmmu only and cached in $VX3_CACHE/qemu/<version>-<key>/.
+# <key> hashes the patches and the configure options, so a new patch
+# builds a new QEMU and an unchanged one is reused.
+#
+# The VM tests of a file that sets QEMU_PATCHED (test_pm.py) boot with it
+# (run.py builds it on first use); VX3_QEMU=<binary> overrides that for
+# every file.
+#
+# Usage: scripts/vx3-qemu.sh           build if missing, print the binary
+#        scripts/vx3-qemu.sh --path    print the binary (built or not)
+#        scripts/vx3-qemu.sh --check   exit 0 if it is built
+#
+# The binary printed is a wrapper that runs the built qemu-system-x86_64
+# with Debian's firmware directories (SeaBIOS, iPXE option ROMs, the
+# linuxboot ROMs of qemu-system-data); the build installs nothing.
+# Its build dependencies (meson, ninja, glib, pixman) are installed here,
+# when it is built, not by scripts/vx3-deps.sh: make check does not build
+# it.
+
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+VX3_CACHE=${VX3_CACHE:-/var/cache/vx3}
+PATCHES=$ROOT/scripts/qemu/patches
+CONFIGURE=(--target-list=x86_64-softmmu --without-default-features
+	--disable-docs --disable-install-blobs --disable-werror
+	--enable-trace-backends=log
+	--firmwarepath=/usr/share/qemu:/usr/share/seabios:/usr/lib/ipxe/qemu)
+FIRMWARE=(-L /usr/share/seabios -L /usr/share/qemu -L /usr/lib/ipxe/qemu)
+BUILD_DEPS="meson ninja-build pkg-config libglib2.0-dev libpixman-1-dev
+dpkg-dev patch"
+
+log() { echo "vx3-qemu: $*" >&2; }
+
+src_version() {
+	dpkg-query -W -f='${source:Version}' qemu-system-x86 2>/dev/null
+}
+
+ver=$(src_version) || { log "qemu-system-x86 is not installed (scripts/vx3-deps.sh)"; exit 1; }
+key=$( { echo "${CONFIGURE[*]}"; cat "$PATCHES"/*.patch; } |
+	sha256sum | cut -c1-12)
+DIR=$VX3_CACHE/qemu/${ver#*:}-$key
+BIN=$DIR/qemu-system-x86_64
+
+case "${1:-}" in
+--path)
+	echo "$BIN"
+	exit 0
+	;;
+--check)
+	[ -x "$BIN" ]
+	exit $?
+	;;
+"") ;;
+*)
+	echo "usage: $0 [--path|--check]" >&2
+	exit 2
+	;;
+esac
+
+if [ -x "$BIN" ]; then
+	echo "$BIN"
+	exit 0
+fi
+[ "$(id -u)" -eq 0 ] || { log "not built yet, and building needs root"; exit 1; }
+# One build at a time (make check builds it in the background while a
+# test may ask for it)
+mkdir -p "$VX3_CACHE/qemu"
+exec 9>"$VX3_CACHE/qemu/lock"
+flock 9
+if [ -x "$BIN" ]; then
+	echo "$BIN"
+	exit 0
+fi
+
+t0=$(date +%s)
+log "building QEMU $ver with scripts/qemu/patches/ (once)"
+need=
+for p in $BUILD_DEPS; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
+		grep -q "install ok installed" || need="$need $p"
+done
+if [ -n "$need" ]; then
+	log "installing the build dependencies:$need"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+		--no-install-recommends $need >/dev/null ||
+		{ log "apt-get install$need failed"; exit 1; }
+fi
+# Debian's source index from a private apt configuration: the system's
+# sources list binary packages only.
+apt=$VX3_CACHE/apt-src-qemu
+mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial"
+cat >"$apt/sources.list" <<EOT
+deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian bookworm main
+deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian bookworm-updates main
+deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian-security bookworm-security main
+EOT
+o=(-o Dir::Etc::sourcelist="$apt/sources.list" -o Dir::Etc::sourceparts=-
+	-o Dir::State::Lists="$apt/lists" -o Dir::Cache="$apt/cache")
+apt-get "${o[@]}" update -q >/dev/null ||
+	{ log "apt-get update of Debian's source index failed"; exit 1; }
+
+tmp=$(mktemp -d "$VX3_CACHE/qemu/build.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+chmod 755 "$tmp"
+(cd "$tmp" && apt-get "${o[@]}" source --download-only -q "qemu=$ver" \
+	>/dev/null 2>&1) || { log "Debian's source of qemu $ver not found"; exit 1; }
+# Debian's patches applied (3.0 quilt), then ours
+dpkg-source --no-check -x "$tmp"/qemu_*.dsc "$tmp/src" >/dev/null
+for p in "$PATCHES"/*.patch; do
+	patch -d "$tmp/src" -p1 -s <"$p" || { log "$(basename "$p") does not apply"; exit 1; }
+done
+mkdir "$tmp/build"
+(cd "$tmp/build" && "$tmp/src/configure" "${CONFIGURE[@]}" \
+	--prefix="$DIR/inst") >"$tmp/configure.log" 2>&1 || {
+	tail -n 20 "$tmp/configure.log" >&2
+	log "configure failed"
+	exit 1
+}
+ninja -C "$tmp/build" -j"$(nproc)" qemu-system-x86_64 >"$tmp/build.log" 2>&1 || {
+	tail -n 30 "$tmp/build.log" >&2
+	log "build failed"
+	exit 1
+}
+rm -rf "$DIR"
+mkdir -p "$DIR"
+cp "$tmp/build/qemu-system-x86_64" "$DIR/qemu-system-x86_64.bin"
+cp "$tmp/src/COPYING" "$DIR/"
+ls "$PATCHES" >"$DIR/patches"
+cat >"$BIN" <<EOT
+#!/bin/sh
+# QEMU $ver + scripts/qemu/patches/ (scripts/vx3-qemu.sh)
+exec "$DIR/qemu-system-x86_64.bin" ${FIRMWARE[*]} "\$@"
+EOT
+chmod 755 "$BIN"
+log "built in $(($(date +%s) - t0)) s: $BIN"
+echo "$BIN"
