@@ -13,8 +13,8 @@ cd "$ROOT" || exit 1
 # LTS line DKMS users run, Debian's 6.12, with vx3 built through the DKMS
 # compat layer ("lts": smoke, datapath, LRO, the XDP verdicts and the
 # reconfigurations that replace the queues, where 6.12's APIs differ:
-# MTU, rings, features, channels, refused requests); and the debug kernel, built
-# from 7.3 ("debug").
+# MTU, rings, features, channels, refused requests); and the debug
+# kernel, built from 7.3 ("debug").
 # Every test file runs in one lane: on the debug kernel those that
 # exercise allocation, DMA mapping, teardown and concurrency paths (where
 # KASAN, lockdep, kmemleak and DMA-API debugging see something) or need
@@ -33,9 +33,10 @@ cd "$ROOT" || exit 1
 # skip here, for a stated reason (napi_threaded: one channel; hds: no
 # header split; pp_alloc_fail: no function error injection in Debian's
 # kernel; netconsole: netdevsim only), and the rest of all 48 take about
-# 30 minutes on this rig: make vmtest VMTEST_ARGS="-t upstream". xdp.py (9 minutes) is not here yet: it
-# passed whole once and once lost one reflected IPv4 datagram
-# (test_xdp_native_tx_sb.ipv4), not yet understood.
+# 30 minutes on this rig: make vmtest VMTEST_ARGS="-t upstream". xdp.py
+# (9 minutes) is not here yet: it passed whole once and once lost one
+# reflected IPv4 datagram (test_xdp_native_tx_sb.ipv4), not yet
+# understood.
 # Not here: faultinject's fail-nth sweeps (15-30 minutes per path on the
 # debug kernel, make vmtest, see test_faultinject.py), upstream on the
 # debug kernel (30 minutes), and intx, pm (on the rig's patched QEMU,

@@ -18,8 +18,8 @@
 #
 # The binary printed is a wrapper that runs the built qemu-system-x86_64
 # with Debian's firmware directories (SeaBIOS, iPXE option ROMs, the
-# linuxboot ROMs of qemu-system-data); the build installs nothing.
-# Its build dependencies (meson, ninja, glib, pixman) are installed here,
+# linuxboot ROMs of qemu-system-data). Nothing is installed outside the
+# cache but the build dependencies (meson, ninja, glib, pixman), here,
 # when it is built, not by scripts/vx3-deps.sh: make check does not build
 # it.
 
@@ -69,8 +69,7 @@ if [ -x "$BIN" ]; then
 	exit 0
 fi
 [ "$(id -u)" -eq 0 ] || { log "not built yet, and building needs root"; exit 1; }
-# One build at a time (make check builds it in the background while a
-# test may ask for it)
+# One build at a time (two test runs may ask for it at once)
 mkdir -p "$VX3_CACHE/qemu"
 exec 9>"$VX3_CACHE/qemu/lock"
 flock 9

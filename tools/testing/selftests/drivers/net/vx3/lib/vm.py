@@ -68,11 +68,12 @@ VARIANTS = {
     },
 }
 
-# VX3_QEMU: another qemu-system-x86_64 binary for every VM; otherwise
-# Debian's, or with VM(qemu=...) the rig's own build with the patches of
+# The QEMU binary: VX3_QEMU for every VM if set; otherwise Debian's, or
+# with VM(qemu=...) the rig's own build with the patches of
 # scripts/qemu/patches/ (qemu_patched(); Debian's QEMU 7.2 loses a
 # vmxnet3's receive path across S3, test_pm.py)
-QEMU = os.environ.get("VX3_QEMU") or "qemu-system-x86_64"
+QEMU_OVERRIDE = os.environ.get("VX3_QEMU")
+QEMU = QEMU_OVERRIDE or "qemu-system-x86_64"
 # The repository root, seven levels above this file
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__),
                                     "../../../../../../.."))
@@ -229,8 +230,7 @@ class VM:
                  kernel=None, timeout_scale=1.0, root_ports=False,
                  host_root=False, bridge_nics=False, qemu=None):
         self.kver = kver
-        # The QEMU binary: VX3_QEMU, else the one given, else Debian's
-        self.qemu = os.environ.get("VX3_QEMU") or qemu or QEMU
+        self.qemu = QEMU_OVERRIDE or qemu or QEMU
         # The host's / shared read-only with the guest over virtio-9p,
         # mount tag HOST_ROOT_TAG (test_upstream.py runs the kernel's own
         # selftests chrooted into it).
