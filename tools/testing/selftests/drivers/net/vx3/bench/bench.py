@@ -1264,7 +1264,8 @@ def main():
     # The "vmxnet3" cells are the kernel's driver: no patched vmxnet3.ko in
     # place of its (run.py --driver vmxnet3-patched's way)
     env.pop("VX3_VMXNET3_KO", None)
-    if args.profile:
+    if args.profile or args.count:
+        # perf record (--profile) and perf stat on tracepoints (--count)
         env["VX3_EXTRA_BINS"] = "/usr/bin/perf"
     if args.patched_ko:
         # A plain file, outside the module tree (see PATCHED_KO)
