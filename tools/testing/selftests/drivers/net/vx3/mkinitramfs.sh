@@ -137,10 +137,11 @@ done
 # What test_upstream.py's scripts need loaded (its setup() modprobes them
 # from here: the scripts run in the host's /, where no modules of the
 # guest kernel are): macsec.py a macsec link, netpoll_basic.py netconsole
-# and configfs, so_txtime.py the fq and etf qdiscs, psp.py and the
-# nk_*.py scripts clsact and tc BPF filters. Where a kernel lacks one
-# (not even built in), the script reports it.
-for m in macsec netconsole configfs sch_fq sch_etf sch_ingress cls_bpf; do
+# and configfs, so_txtime.py the prio, fq and etf qdiscs and the fw
+# filter, psp.py and the nk_*.py scripts clsact and tc BPF filters.
+# Where a kernel lacks one (not even built in), the script reports it.
+for m in macsec netconsole configfs sch_prio sch_fq sch_etf sch_ingress \
+	cls_fw cls_bpf; do
 	if modinfo "${MODINFO_B[@]}" -k "$KVER" -n "$m" >/dev/null 2>&1; then
 		add_mod "$m"
 	fi

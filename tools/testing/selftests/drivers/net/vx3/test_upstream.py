@@ -126,8 +126,8 @@ HOST_TOOLS = ("bash", "python3", "iperf3", "socat", "ethtool", "ip", "ping",
               "jq", "timeout", "bpftool", "tc", "gcc", "clang")
 
 # Loaded in the guest before the scripts run (see setup())
-GUEST_MODS = ("configfs", "netconsole", "macsec", "8021q", "sch_fq",
-              "sch_etf", "sch_ingress", "cls_bpf")
+GUEST_MODS = ("configfs", "netconsole", "macsec", "8021q", "sch_prio",
+              "sch_fq", "sch_etf", "sch_ingress", "cls_fw", "cls_bpf")
 GUEST_ROOT = "/host"		# the host's / in the guest
 LOCAL_PREFIX_V6 = "2001:db8:2::/64"	# hw/nk_*.py's container prefix
 REMOTE_NS = "vx3rem"		# REMOTE_ARGS: the guest netns of NIC 2
