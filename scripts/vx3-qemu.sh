@@ -20,8 +20,8 @@
 # with Debian's firmware directories (SeaBIOS, iPXE option ROMs, the
 # linuxboot ROMs of qemu-system-data). Nothing is installed outside the
 # cache but the build dependencies (meson, ninja, glib, pixman), here,
-# when it is built, not by scripts/vx3-deps.sh: make check does not build
-# it.
+# when it is built, not by scripts/vx3-deps.sh (make check builds it in
+# the background, beside the debug kernel, for its stock lane's S3 test).
 
 set -euo pipefail
 
