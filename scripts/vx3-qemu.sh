@@ -19,7 +19,7 @@
 # The binary printed is a wrapper that runs the built qemu-system-x86_64
 # with Debian's firmware directories (SeaBIOS, iPXE option ROMs, the
 # linuxboot ROMs of qemu-system-data). Nothing is installed outside the
-# cache but the build dependencies (meson, ninja, glib, pixman), here,
+# cache but the build dependencies (meson, ninja, glib, pixman, libfdt), here,
 # when it is built, not by scripts/vx3-deps.sh (make check builds it in
 # the background, beside the debug kernel, for its stock lane's S3 test).
 
@@ -34,7 +34,7 @@ CONFIGURE=(--target-list=x86_64-softmmu --without-default-features
 	--firmwarepath=/usr/share/qemu:/usr/share/seabios:/usr/lib/ipxe/qemu)
 FIRMWARE=(-L /usr/share/seabios -L /usr/share/qemu -L /usr/lib/ipxe/qemu)
 BUILD_DEPS="meson ninja-build pkg-config libglib2.0-dev libpixman-1-dev
-dpkg-dev patch"
+libfdt-dev zlib1g-dev dpkg-dev patch"
 
 log() { echo "vx3-qemu: $*" >&2; }
 
