@@ -495,7 +495,7 @@ def test_reconfig_traffic(ctx):
                         f"ethtool -L {ifn} tx 0", f"ethtool -L {ifn} tx 1",
                         f"ip link set {ifn} mtu 3000",
                         f"ip link set {ifn} mtu 1500",
-                        f"ethtool -G {ifn} rx 512 rx-jumbo 1024 tx 512"):
+                        f"ethtool -G {ifn} rx 1024 rx-jumbo 1024 tx 512"):
                 vm.check(cmd)
                 expect_flowing(ctx, f"traffic after {cmd}")
             progs = vm.check(f"ip -d link show {ifn}")
