@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Build the in-tree vmxnet3 driver of vx3-base (Debian's linux-source-7.3)
-# with the patch series of scripts/vmxnet3-series/ applied, out of tree,
+# with the patch series of scripts/vmxnet3-series/ applied (net/, then
+# net-next/; VMXNET3_PATCHES=N: the first N of them), out of tree,
 # into build/vmxnet3-patched/<kernelrelease>/vmxnet3.ko for
 #   - Debian's kernel: KDIR (default /lib/modules/$KVER/build), whose
 #     release is KVER;
@@ -20,7 +21,8 @@ SERIES_DIR=$ROOT/scripts/vmxnet3-series
 # series.py's tree ($VX3_SERIES_CACHE/linux, per base kernel)
 TREE=$(/usr/bin/python3 "$ROOT/scripts/vx3-series/series.py" tree)
 DRV=drivers/net/vmxnet3
-OUT=$ROOT/build/vmxnet3-patched
+# VMXNET3_PATCHED_OUT: another output directory (bench-series.sh)
+OUT=${VMXNET3_PATCHED_OUT:-$ROOT/build/vmxnet3-patched}
 KVER=${KVER:-$("$ROOT/scripts/vx3-deps.sh" --kver)}
 KDIR=${KDIR:-/lib/modules/$KVER/build}
 
@@ -43,8 +45,17 @@ src=$(mktemp -d "${TMPDIR:-/tmp}/vmxnet3-patched.XXXXXX")
 trap 'rm -rf "$src"' EXIT
 git -C "$TREE" archive vx3-base "$DRV" | tar -x -C "$src"
 tree_sum() { (cd "$src" && find . -type f -print0 | sort -z | xargs -0 md5sum); }
-for p in "$SERIES_DIR"/[0-9][0-9][0-9][0-9]-*.patch; do
-	[ -e "$p" ] || die "no patches in $SERIES_DIR"
+# The net series (fixes), then net-next's on top of it; VMXNET3_PATCHES=N
+# stops after the first N of them (a build at one patch of the series)
+patches=("$SERIES_DIR"/net/[0-9][0-9][0-9][0-9]-*.patch
+	"$SERIES_DIR"/net-next/[0-9][0-9][0-9][0-9]-*.patch)
+for p in "${patches[@]}"; do
+	[ -e "$p" ] || die "no patches in $(dirname "$p")"
+done
+n=${VMXNET3_PATCHES:-${#patches[@]}}
+[[ "$n" =~ ^[0-9]+$ && "$n" -le ${#patches[@]} ]] ||
+	die "VMXNET3_PATCHES=$n: the series has ${#patches[@]} patches"
+for p in "${patches[@]:0:$n}"; do
 	before=$(tree_sum)
 	(cd "$src" && git apply --whitespace=nowarn "$p") ||
 		die "$(basename "$p") does not apply"
@@ -91,7 +102,9 @@ build() {
 [ -e "$KDIR/Makefile" ] || die "no kernel headers in $KDIR: run make deps"
 build "$KDIR" "$KVER"
 
-if dk=$("$ROOT/scripts/vx3-debug-kernel.sh" --path 2>/dev/null); then
+if [ "${VMXNET3_PATCHED_DEBUG:-yes}" = no ]; then
+	log "VMXNET3_PATCHED_DEBUG=no: not for the debug kernel"
+elif dk=$("$ROOT/scripts/vx3-debug-kernel.sh" --path 2>/dev/null); then
 	build "$dk/linux" "$(cat "$dk/kernelrelease")" ARCH=x86_64
 else
 	log "the debug kernel is not built (make debug-kernel): skipped"

@@ -1,10 +1,16 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0
-"""The in-tree vmxnet3 patch series: apply it and run NIPA's checks on it.
+"""The in-tree vmxnet3 patch series: apply them and run NIPA's checks.
 
-  vmxnet3_series.py make     apply scripts/vmxnet3-series/0*.patch with
-                             git am on vx3-base (Debian's linux-source-7.3)
-                             and write build/series-vmxnet3/
+There are two series, as netdev takes them: the fixes for net
+(scripts/vmxnet3-series/net/, with Fixes: tags) and the improvements for
+net-next (scripts/vmxnet3-series/net-next/), each with its cover letter.
+Each applies on its own to the vmxnet3 of vx3-base (Debian's
+linux-source-7.3), and net-next also on top of net (the tree net-next
+becomes when net is merged into it: what make vmxnet3-patched builds).
+
+  vmxnet3_series.py make     apply each series with git am on vx3-base
+                             and write build/series-vmxnet3/{net,net-next}/
   vmxnet3_series.py check    make, then the per-patch checks of
                              scripts/vx3-series/series.py on
                              drivers/net/vmxnet3 (TAP)
@@ -38,8 +44,8 @@ sys.path.insert(0, os.path.join(ROOT, "scripts", "vx3-series"))
 import series  # noqa: E402
 from series import Fail, git, log  # noqa: E402
 
-PATCHES = HERE
-COVER = os.path.join(HERE, "cover-letter.txt")
+# (name, the tree it is for): the subject prefix is "PATCH <tree>"
+SERIES = (("net", "net"), ("net-next", "net-next"))
 WORK = os.path.join(series.CACHE, "vmxnet3")
 DRV_DIR = "drivers/net/vmxnet3"
 DRV = series.Driver(WORK, DRV_DIR, "VMXNET3", f"{DRV_DIR}/vmxnet3")
@@ -53,7 +59,8 @@ CHECKS = (
     ("build_i386", "i386 allmodconfig W=1 build, no warnings the base "
      "does not have"),
     ("checkpatch", "checkpatch --strict --codespell --max-line-length=80 "
-     "(NIPA's ignores) clean"),
+     "(NIPA's ignores, and UNKNOWN_COMMIT_ID: the tree has no history to "
+     "look Fixes: up in) clean"),
     ("kdoc", "kernel-doc -Wall -none on touched files, nothing the base "
      "does not have"),
     ("greps", "no inline in .c, no static non-inline in .h, no "
@@ -62,11 +69,15 @@ CHECKS = (
 )
 
 
-def patch_files():
-    files = sorted(glob.glob(os.path.join(PATCHES, "[0-9][0-9][0-9][0-9]-"
+def patch_files(name=None):
+    """The patch files of series name, or of all series in order."""
+    if name is None:
+        return [f for n, _ in SERIES for f in patch_files(n)]
+    d = os.path.join(HERE, name)
+    files = sorted(glob.glob(os.path.join(d, "[0-9][0-9][0-9][0-9]-"
                                           "*.patch")))
     if not files:
-        raise Fail(f"no patches in {os.path.relpath(PATCHES, ROOT)}/")
+        raise Fail(f"no patches in {os.path.relpath(d, ROOT)}/")
     return files
 
 
@@ -112,20 +123,51 @@ def ensure_work():
     git("checkout", "-q", "-f", "--detach", series.BASE_TAG, cwd=WORK)
 
 
-def cover_template():
-    with open(COVER, encoding="utf-8") as f:
+def cover_template(name):
+    cover = os.path.join(HERE, name, "cover-letter.txt")
+    with open(cover, encoding="utf-8") as f:
         text = f.read()
     subject, _, body = text.partition("\n")
     if not subject.startswith("subject: "):
-        raise Fail(f"{os.path.relpath(COVER, ROOT)}: the first line must "
+        raise Fail(f"{os.path.relpath(cover, ROOT)}: the first line must "
                    "be 'subject: ...'")
+    if "{" in body:
+        raise Fail(f"{os.path.relpath(cover, ROOT)}: a placeholder in "
+                   "braces is left")
     return subject[len("subject: "):].strip(), body.strip("\n")
 
 
+def git_am(files, who, env, onto):
+    """git am of files on onto (detached) in WORK; their commits."""
+    git("am", "--abort", cwd=WORK, check=False)
+    git("checkout", "-q", "-f", "--detach", onto, cwd=WORK)
+    git("clean", "-q", "-f", "-d", "-x", "--", DRV_DIR, cwd=WORK)
+    with tempfile.TemporaryDirectory() as tmp:
+        mbox = [with_author(f, who, tmp) for f in files]
+        p = git("am", "-q", "--no-3way", "--signoff", *mbox, cwd=WORK,
+                env=env, check=False)
+    if p.returncode:
+        git("am", "--abort", cwd=WORK, check=False)
+        raise Fail(f"git am of the patches on {onto} failed:\n"
+                   f"{(p.stderr or '').strip()}")
+    commits = git("rev-list", "--reverse", f"{onto}..HEAD",
+                  cwd=WORK).stdout.split()
+    if len(commits) != len(files):
+        raise Fail(f"{len(files)} patch files gave {len(commits)} commits")
+    changed = git("diff", "--name-only", onto, "HEAD",
+                  cwd=WORK).stdout.split()
+    outside = [f for f in changed if not f.startswith(DRV_DIR + "/")]
+    if outside:
+        raise Fail(f"the series changes files outside {DRV_DIR}: "
+                   f"{' '.join(outside)}")
+    return commits
+
+
 def make(timing, poster, outdir=OUTDIR):
-    """git am of the patch files on vx3-base, from and signed off by the
-    poster, format-patch of the result into outdir. Returns (commits,
-    output patches without the cover letter)."""
+    """git am of each series on vx3-base, from and signed off by the
+    poster, format-patch of the result into outdir/<series>/; net-next
+    must also apply on top of net. Returns {series: (commits, output
+    patches without the cover letter)}."""
     t0 = time.time()
     files = patch_files()
     carry = [f"{os.path.basename(f)}: {x}" for f in files
@@ -142,51 +184,37 @@ def make(timing, poster, outdir=OUTDIR):
     # author is the poster too (From:), the date comes with the patch
     env = {k: v for k, v in env.items() if k.startswith("GIT_COMMITTER")}
     ensure_work()
-    git("am", "--abort", cwd=WORK, check=False)
-    git("checkout", "-q", "-f", "--detach", series.BASE_TAG, cwd=WORK)
-    git("clean", "-q", "-f", "-d", "-x", "--", DRV_DIR, cwd=WORK)
-    with tempfile.TemporaryDirectory() as tmp:
-        mbox = [with_author(f, who, tmp) for f in files]
-        p = git("am", "-q", "--no-3way", "--signoff", *mbox, cwd=WORK,
-                env=env, check=False)
-    if p.returncode:
-        git("am", "--abort", cwd=WORK, check=False)
-        raise Fail("git am of the patches on "
-                   f"{series.BASE_TAG} failed:\n{(p.stderr or '').strip()}")
-    commits = git("rev-list", "--reverse", f"{series.BASE_TAG}..HEAD",
-                  cwd=WORK).stdout.split()
-    if len(commits) != len(files):
-        raise Fail(f"{len(files)} patch files gave {len(commits)} commits")
-    changed = git("diff", "--name-only", series.BASE_TAG, "HEAD",
-                  cwd=WORK).stdout.split()
-    outside = [f for f in changed if not f.startswith(DRV_DIR + "/")]
-    if outside:
-        raise Fail(f"the series changes files outside {DRV_DIR}: "
-                   f"{' '.join(outside)}")
-
     shutil.rmtree(outdir, ignore_errors=True)
-    git("format-patch", "-q", "--cover-letter",
-        "--subject-prefix=PATCH net-next", f"--base={series.BASE_TAG}",
-        "-o", outdir, f"{series.BASE_TAG}..HEAD", cwd=WORK, env=env)
-    out = sorted(glob.glob(os.path.join(outdir, "*.patch")))
-    cover = out.pop(0)
-    subject, body = cover_template()
-    with open(cover, encoding="utf-8") as f:
-        text = f.read()
-    if "*** SUBJECT HERE ***" not in text or "*** BLURB HERE ***" not in text:
-        raise Fail("unexpected cover letter template from git format-patch")
-    body = body.replace("{bench}", series.bench_table())
-    if poster.placeholder:
-        body = series.textwrap.fill(series.dry_run_note(poster), 72) + \
-            "\n\n" + body
-        for f in out:
-            series.mark_dry_run(f, poster)
-    text = text.replace("*** SUBJECT HERE ***", subject)
-    text = text.replace("*** BLURB HERE ***", body)
-    with open(cover, "w", encoding="utf-8") as f:
-        f.write(text)
+    result = {}
+    for name, tree in SERIES:
+        commits = git_am(patch_files(name), who, env, series.BASE_TAG)
+        out_s = os.path.join(outdir, name)
+        git("format-patch", "-q", "--cover-letter",
+            f"--subject-prefix=PATCH {tree}", f"--base={series.BASE_TAG}",
+            "-o", out_s, f"{series.BASE_TAG}..HEAD", cwd=WORK, env=env)
+        out = sorted(glob.glob(os.path.join(out_s, "*.patch")))
+        cover = out.pop(0)
+        subject, body = cover_template(name)
+        with open(cover, encoding="utf-8") as f:
+            text = f.read()
+        if "*** SUBJECT HERE ***" not in text or \
+                "*** BLURB HERE ***" not in text:
+            raise Fail("unexpected cover letter template from git "
+                       "format-patch")
+        if poster.placeholder:
+            body = series.textwrap.fill(series.dry_run_note(poster), 72) + \
+                "\n\n" + body
+            for f in out:
+                series.mark_dry_run(f, poster)
+        text = text.replace("*** SUBJECT HERE ***", subject)
+        text = text.replace("*** BLURB HERE ***", body)
+        with open(cover, "w", encoding="utf-8") as f:
+            f.write(text)
+        result[name] = (commits, out)
+    # net-next on top of net: the tree once net is merged into net-next
+    git_am(patch_files("net-next"), who, env, result["net"][0][-1])
     timing.append(("make series-vmxnet3", time.time() - t0))
-    return commits, out
+    return result
 
 
 def stats(commits):
@@ -252,11 +280,12 @@ def base_results(timing):
     return base
 
 
-def run_checks(commits, patches, timing):
-    os.makedirs(LOGDIR, exist_ok=True)
-    for f in glob.glob(os.path.join(LOGDIR, "*.log")):
+def run_checks(name, commits, patches, base, timing):
+    """The per-patch checks of series name; logs in LOGDIR/<name>/."""
+    logdir = os.path.join(LOGDIR, name)
+    os.makedirs(logdir, exist_ok=True)
+    for f in glob.glob(os.path.join(logdir, "*.log")):
         os.unlink(f)
-    base = base_results(timing)
     resdir = os.path.join(series.CACHE, "results")
     recheck = os.environ.get("VX3_SERIES_RECHECK") == "1"
     results = {c: [] for c, _ in CHECKS}
@@ -264,11 +293,11 @@ def run_checks(commits, patches, timing):
     reused = 0
     for k, (commit, patch) in enumerate(zip(commits, patches), 1):
         git("checkout", "-q", "-f", "--detach", commit, cwd=WORK)
-        for name, _ in CHECKS:
+        for check, _ in CHECKS:
             t0 = time.time()
-            logf = os.path.join(LOGDIR, f"{k:02d}-{name}.log")
-            if name.startswith("build_"):
-                arch = name[len("build_"):]
+            logf = os.path.join(logdir, f"{k:02d}-{check}.log")
+            if check.startswith("build_"):
+                arch = check[len("build_"):]
                 passed = os.path.join(resdir, "vmxnet3-" +
                                       build_key(arch, commit))
                 if os.path.exists(passed) and not recheck:
@@ -280,24 +309,27 @@ def run_checks(commits, patches, timing):
                     bad = []
                 else:
                     bad = series.build_driver(arch, arch == "x86_64", logf,
-                                              DRV, base[name])
+                                              DRV, base[check])
                     if not bad:
                         shutil.copy(logf, passed)
-            elif name == "checkpatch":
-                bad = series.check_checkpatch(patch, logf)
-            elif name == "kdoc":
+            elif check == "checkpatch":
+                # vx3-base is one commit: checkpatch cannot look up the
+                # commits Fixes: names
+                bad = series.check_checkpatch(patch, logf,
+                                              ("UNKNOWN_COMMIT_ID",))
+            elif check == "kdoc":
                 bad = series.check_kdoc(commit, logf, WORK, base["kdoc"])
-            elif name == "greps":
+            elif check == "greps":
                 bad = series.check_nipa_greps(commit, WORK)
             else:
                 bad = series.check_signoff(commit, WORK)
-            spent[name] += time.time() - t0
+            spent[check] += time.time() - t0
             if bad:
-                results[name].append((k, bad))
-        log(f"vmxnet3 patch {k}/{len(commits)} checked")
+                results[check].append((k, bad))
+        log(f"vmxnet3 {name} patch {k}/{len(commits)} checked")
     git("clean", "-q", "-f", "-d", "-x", "--", DRV_DIR, cwd=WORK)
-    for name, _ in CHECKS:
-        timing.append((f"check {name}", spent[name]))
+    for check, _ in CHECKS:
+        timing.append((f"{name}: check {check}", spent[check]))
     return results, reused
 
 
@@ -319,10 +351,12 @@ def identity_checks(tap, timing):
     try:
         poster = series.Poster(series.TEST_POSTER, "test")
         try:
-            _, patches = make(timing, poster, tmp)
-            bad = series.identity_problems(tmp, patches, series.TEST_POSTER)
-            bad += series.dry_run_marks(poster,
-                                        glob.glob(os.path.join(tmp, "*")))
+            bad = []
+            for name, (_, patches) in make(timing, poster, tmp).items():
+                bad += series.identity_problems(os.path.join(tmp, name),
+                                                patches, series.TEST_POSTER)
+                bad += series.dry_run_marks(poster, glob.glob(
+                    os.path.join(tmp, name, "*")))
         except Fail as e:
             bad = str(e).split("\n")
         tap.line(not bad, f"identity: with {series.POSTER_VAR}, every "
@@ -332,33 +366,42 @@ def identity_checks(tap, timing):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def series_line(tap, commits, patches, poster):
+def series_line(tap, name, tree, patches, poster):
     bad = []
     n = len(patches)
     if n > series.MAX_PATCHES:
         bad.append(f"{n} patches, more than {series.MAX_PATCHES}")
     for i, p in enumerate(patches, 1):
         with open(p, encoding="utf-8") as f:
-            head = f.read().split("\n\n")[0].replace("\n ", " ")
-        want = f"[PATCH net-next {i:0{len(str(n))}d}/{n}] {SUBJECT}"
+            text = f.read()
+        head = text.split("\n\n")[0].replace("\n ", " ")
+        want = f"[PATCH {tree} {i:0{len(str(n))}d}/{n}] {SUBJECT}"
         if want not in head:
             bad.append(f"{os.path.basename(p)}: subject is not '{want}...'")
-    cover = os.path.join(OUTDIR, "0000-cover-letter.patch")
+        msg = text.split("\n---\n")[0]
+        fixes = re.findall(r"(?m)^Fixes: (.*)$", msg)
+        if tree == "net" and not fixes:
+            bad.append(f"{os.path.basename(p)}: a fix for net without a "
+                       "Fixes: tag")
+        for x in fixes:
+            if not re.fullmatch(r'[0-9a-f]{12} \("[^"]+"\)', x):
+                bad.append(f"{os.path.basename(p)}: 'Fixes: {x}' is not "
+                           "'Fixes: <12 hex digits> (\"subject\")'")
+    cover = os.path.join(OUTDIR, name, "0000-cover-letter.patch")
     if not os.path.exists(cover):
         bad.append("no cover letter")
     else:
         with open(cover, encoding="utf-8") as f:
             text = f.read()
-        if f"[PATCH net-next 0/{n}]" not in text:
-            bad.append("the cover letter is not [PATCH net-next 0/N]")
+        if f"[PATCH {tree} 0/{n}]" not in text:
+            bad.append(f"the cover letter is not [PATCH {tree} 0/N]")
         if "base-commit:" not in text:
             bad.append("the cover letter has no base-commit")
-        if "{bench}" in text:
-            bad.append("the cover letter still has {bench}")
     bad += series.dry_run_marks(poster, [cover] + patches)
-    tap.line(not bad, f"vmxnet3 {n} patches (at most {series.MAX_PATCHES}"
-             "), net-next subjects, cover letter with base-commit and bench "
-             "table", bad)
+    tap.line(not bad, f"vmxnet3 {name}: {n} patches (at most "
+             f"{series.MAX_PATCHES}), [PATCH {tree}] subjects, "
+             + ("Fixes: tags, " if tree == "net" else "") +
+             "cover letter with base-commit", bad)
 
 
 def cmd_make(args):
@@ -376,17 +419,18 @@ def make_locked(poster):
     timing = []
     try:
         series.ensure_tree(timing)
-        commits, patches = make(timing, poster)
+        made = make(timing, poster)
     except Fail as e:
         print(f"make series-vmxnet3: FAILED: {e}", file=sys.stderr)
         return 1
     if poster.placeholder:
         print(series.textwrap.fill(series.dry_run_note(poster), 72),
               file=sys.stderr)
-    print(f"{len(patches)} patches and a cover letter in "
-          f"{os.path.relpath(OUTDIR, ROOT)}/ (base {series.BASE_TAG}, "
-          f"applied in {WORK}):")
-    print("\n".join(stats(commits)))
+    for name, (commits, patches) in made.items():
+        print(f"{name}: {len(patches)} patches and a cover letter in "
+              f"{os.path.relpath(os.path.join(OUTDIR, name), ROOT)}/ "
+              f"(base {series.BASE_TAG}, applied in {WORK}):")
+        print("\n".join(stats(commits)))
     series.report_timing(timing)
     return 0
 
@@ -409,31 +453,49 @@ def check_locked(args, poster):
     try:
         series.ensure_tree(timing)
         identity_checks(tap, timing)
-        commits, patches = make(timing, poster)
+        made = make(timing, poster)
     except Fail as e:
-        tap.line(False, "vmxnet3 patches: apply with git am on "
-                 f"{series.BASE_TAG}, format-patch", str(e).split("\n"))
-        for _, desc in CHECKS:
-            tap.line(True, f"vmxnet3, every patch: {desc} # SKIP no series")
+        tap.line(False, "vmxnet3 patches: each series applies with git am "
+                 f"on {series.BASE_TAG}, net-next on net too, format-patch",
+                 str(e).split("\n"))
+        for name, _ in SERIES:
+            for _, desc in CHECKS:
+                tap.line(True, f"vmxnet3 {name}, every patch: {desc} "
+                         "# SKIP no series")
         return 1
-    tap.line(True, f"vmxnet3 patches: {len(patches)} applied with git am on "
-             f"{series.BASE_TAG}, written to "
-             f"{os.path.relpath(OUTDIR, ROOT)}/")
-    for x in stats(commits):
-        for y in x.split("\n"):
-            print(f"# {y.strip()}")
-    series_line(tap, commits, patches, poster)
+    tap.line(True, "vmxnet3 patches: " + ", ".join(
+        f"{name} {len(p)}" for name, (_, p) in made.items()) +
+        f" applied with git am on {series.BASE_TAG}, net-next on net too, "
+        f"written to {os.path.relpath(OUTDIR, ROOT)}/")
+    for name, tree in SERIES:
+        commits, patches = made[name]
+        print(f"# {name}:")
+        for x in stats(commits):
+            for y in x.split("\n"):
+                print(f"# {y.strip()}")
+        series_line(tap, name, tree, patches, poster)
+    reused = 0
     try:
         for arch in series.ARCHES:
             series.ensure_out(arch, timing)
-        results, reused = run_checks(commits, patches, timing)
+        os.makedirs(LOGDIR, exist_ok=True)
+        for f in glob.glob(os.path.join(LOGDIR, "*.log")):
+            os.unlink(f)
+        base = base_results(timing)
+        results = {}
+        for name, _ in SERIES:
+            results[name], n = run_checks(name, *made[name], base, timing)
+            reused += n
     except Fail as e:
-        for _, desc in CHECKS:
-            tap.line(False, f"vmxnet3, every patch: {desc}",
-                     str(e).split("\n"))
+        for name, _ in SERIES:
+            for _, desc in CHECKS:
+                tap.line(False, f"vmxnet3 {name}, every patch: {desc}",
+                         str(e).split("\n"))
         return 1
-    series.tap_results(tap, CHECKS, results, LOGDIR,
-                       "vmxnet3, every patch")
+    for name, _ in SERIES:
+        series.tap_results(tap, CHECKS, results[name],
+                           os.path.join(LOGDIR, name),
+                           f"vmxnet3 {name}, every patch")
     series.report_timing(timing)
     print(f"# {reused} build results reused: they passed before on "
           "identical inputs (VX3_SERIES_RECHECK=1 runs them again)")

@@ -1,0 +1,67 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The vmxnet3 series measured patch by patch: for the net series as a
+# whole and then for each net-next patch on top of it, the in-tree
+# vmxnet3 built with the series up to there (patched.sh,
+# VMXNET3_PATCHES=N) against the driver as it is, in one make bench run
+# each (bench.py --vmxnet3-only: the two vmxnet3 rows only, cells
+# interleaved, ratios per repetition). On a quiet host only: nothing
+# else may run beside it. Numbers, not a test: nothing is asserted.
+#
+# Usage: scripts/vmxnet3-series/bench-series.sh [bench.py options]
+#   default options: --exp rx,tx,fwd --reps 3 --seconds 10
+#   --p1-seconds 0 --tx-seconds 10 --fwd-seconds 10
+# Results: build/bench-vmxnet3/<N>/ (results.txt per level) and
+# build/bench-vmxnet3/summary.txt (the "vmxnet3 patched / vmxnet3" lines
+# of every level).
+
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+SERIES_DIR=$ROOT/scripts/vmxnet3-series
+OUT=$ROOT/build/bench-vmxnet3
+KVER=${KVER:-$("$ROOT/scripts/vx3-deps.sh" --kver)}
+BENCH=$ROOT/tools/testing/selftests/drivers/net/vx3/bench/bench.py
+
+log() { echo "bench-series: $*" >&2; }
+
+net=("$SERIES_DIR"/net/[0-9][0-9][0-9][0-9]-*.patch)
+next=("$SERIES_DIR"/net-next/[0-9][0-9][0-9][0-9]-*.patch)
+[ -e "${net[0]}" ] && [ -e "${next[0]}" ] || { log "no patches"; exit 1; }
+args=("$@")
+[ ${#args[@]} -gt 0 ] || args=(--exp rx,tx,fwd --reps 3 --seconds 10
+	--p1-seconds 0 --tx-seconds 10 --fwd-seconds 10)
+
+rm -rf "$OUT"
+mkdir -p "$OUT"
+summary=$OUT/summary.txt
+: >"$summary"
+# Levels: all of net, then each net-next patch on top
+levels=(${#net[@]})
+for i in "${!next[@]}"; do
+	levels+=($((${#net[@]} + i + 1)))
+done
+for n in "${levels[@]}"; do
+	if [ "$n" -le ${#net[@]} ]; then
+		what="net 1-${#net[@]}"
+	else
+		p=${next[$((n - ${#net[@]} - 1))]}
+		what="net + net-next $((n - ${#net[@]})): $(sed -n \
+			's/^Subject: \[PATCH[^]]*\] //p' "$p")"
+	fi
+	log "level $n ($what): building"
+	VMXNET3_PATCHES=$n VMXNET3_PATCHED_OUT=$OUT/ko-$n \
+		VMXNET3_PATCHED_DEBUG=no "$SERIES_DIR/patched.sh" >/dev/null
+	log "level $n: make bench"
+	VX3_VMXNET3_PATCHED_KO=$OUT/ko-$n/$KVER/vmxnet3.ko \
+		/usr/bin/python3 "$BENCH" --vmxnet3-only "${args[@]}" \
+		--outdir "$OUT/$n" >"$OUT/$n.log" 2>&1 ||
+		log "level $n: bench.py exited $? (see $OUT/$n.log)"
+	{
+		echo "== $n patches: $what"
+		grep -E "^ *(lro o(n|ff)|Experiment|vmxnet3 patched / vmxnet3)" \
+			"$OUT/$n/results.txt" 2>/dev/null || echo "(no results)"
+	} >>"$summary"
+done
+cat "$summary"
