@@ -63,18 +63,21 @@ LTS_TESTS=${VX3_LTS_TESTS:-"smoke@default datapath hwgro
 DEBUG_TESTS=${VX3_DEBUG_TESTS:-"dmaerr churn
 	faultinject.pp_alloc_traffic xdp.tx xdp.redirect xdp.cpumap
 	xdp.multibuf xdp.reconfig_traffic xdp.rmmod_attached"}
-# The third lane: the in-tree vmxnet3 with the series of
-# scripts/vmxnet3-series/ applied (make vmxnet3-patched), on the debug
+# The third lane: the in-tree vmxnet3 with the net and net-next series
+# of scripts/vmxnet3-series/ applied (make vmxnet3-patched), on the debug
 # kernel, where the series' new buffer handling (page_pool frags,
 # napi_build_skb, the TX unmap unwind) meets KASAN, kmemleak and DMA-API
 # debugging: smoke (a live page pool per RX queue, iperf both ways, LRO
 # on), 16 MiB of TCP with LRO on and off (both RX flows; the aggregates
 # span ring 1's body pages), a full bounce pool (TX map errors, then
-# recovery) and the qdisc draining after resets under load (the two TX
-# fixes of the series). About 6 minutes; MTU 9000 and the whole suite on
-# the patched driver are make check-reference's.
+# recovery), the qdisc draining after resets under load, LRO toggled
+# under a TCP stream (fixes of the net series that fail on the driver as
+# it is) and BQL stopping a queue under a raised txThreshold (net-next).
+# About 8 minutes; MTU 9000, xdp_features (the debug kernel has no BTF)
+# and the whole suite on the patched driver are make check-reference's.
 PATCHED_TESTS=${VX3_PATCHED_TESTS:-"smoke@default hwgro.on_ipv4
-	hwgro.off_ipv4 dmaerr reconfig.tx_backlog_reconfig"}
+	hwgro.off_ipv4 dmaerr reconfig.tx_backlog_reconfig
+	hwgro.toggle_under_traffic conformance.bql_stop_doorbell"}
 mkdir -p build
 LOG=build/check.log
 : >"$LOG"

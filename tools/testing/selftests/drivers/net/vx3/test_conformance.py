@@ -44,6 +44,16 @@ deferred_doorbells (vx3)
     it 0 at idle, and strands nothing: every UDP datagram of a burst
     arrives and the device has completed every published descriptor.
     Back at txThreshold 1, every packet gets its doorbell again.
+bql_stop_doorbell
+    With txThreshold 8 and BQL's limit_max at two datagrams, a queue BQL
+    stops rings the doorbell for the packets deferred so far: under a
+    UDP burst the TX watchdog never fires and every datagram arrives but
+    at most txThreshold - 1 of the end, which a driver that rings only at
+    txThreshold (the in-tree one) leaves for the next packet. The peer's
+    neighbour entry is made permanent meanwhile (an ARP request left
+    deferred would hold the burst back). Any driver; the in-tree
+    vmxnet3 has no BQL and passes, its series adds BQL and is tested
+    here.
 deferred_tso (vx3)
     txNumDeferred counts a TSO packet as the segments it becomes (the
     interface's definition): with txThreshold 16 and TSO on, under TCP
@@ -118,6 +128,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # 64 KB TCP send (~45 segments), so that the threshold must be obeyed
 # inside a batch.
 TX_THRESHOLD = 16
+# The BQL test's txThreshold: any value above 1 defers the doorbell
+BQL_TX_THRESHOLD = 8
+# and BQL's limit_max there: two 1400-byte datagrams
+BQL_LIMIT_MAX = 3000
 # How far the last RXPROD value may trail the fill boundary at idle: the
 # in-tree driver writes every 16 buffers; two such batches.
 RXPROD_MAX_LAG = 32
@@ -671,6 +685,69 @@ def _segs_per_doorbell(dev, lay, since):
     counts (_segments()). VM halted by the caller."""
     return {q: [_segments(win) for win in wins]
             for q, wins in _doorbell_windows(dev, lay, since).items()}
+
+
+def _tx_timeouts(ctx):
+    """The TX watchdog's timeouts, summed over the TX queues."""
+    out = ctx.vm.check(f"cat /sys/class/net/{ctx.ifname(1)}/queues/tx-*/"
+                       "tx_timeout")
+    return sum(int(x) for x in out.split())
+
+
+def test_bql_stop_doorbell(ctx):
+    """With a txThreshold above 1, a TX queue that BQL stops must ring
+    the doorbell for the packets deferred so far: no further packet comes
+    to ring it, and QEMU's device sends only on a doorbell, so nothing
+    would complete and the queue would stay stopped until the TX watchdog
+    fires. BQL's limit is capped at two datagrams so that it stops the
+    queue before txThreshold packets are deferred. Any driver with BQL
+    and deferred doorbells; one without BQL (the in-tree vmxnet3) never
+    stops a queue this way and passes."""
+    vm, dev, ifn = ctx.vm, _dev(ctx), ctx.ifname(1)
+    lay = dev.layout()
+    bql = f"/sys/class/net/{ifn}/queues/tx-*/byte_queue_limits/limit_max"
+    old = vm.check(f"cat {bql}").split()
+    # The peer's address resolved for the whole test: QEMU sends only on
+    # a doorbell, so an ARP request left deferred by a driver that rings
+    # only at txThreshold would hold the burst in the neighbour queue
+    ping(ctx)
+    peer = vm.peer_ip4(1)
+    mac = json.loads(vm.check(f"ip -j neigh show {peer} dev {ifn}"))
+    ctx.expect(mac and mac[0].get("lladdr"), f"no neighbour {peer}: {mac}")
+    vm.check(f"ip neigh replace {peer} lladdr {mac[0]['lladdr']} dev {ifn} "
+             "nud permanent")
+    t0 = _tx_timeouts(ctx)
+    vm.check(f"for f in {bql}; do echo {BQL_LIMIT_MAX} >$f; done")
+    _set_tx_threshold(dev, lay, BQL_TX_THRESHOLD)
+    try:
+        r, _ = _udp_burst(ctx, 2000, 1400, 1400)
+        # A queue left stopped times out after the watchdog's 5 s
+        time.sleep(7)
+        t1 = _tx_timeouts(ctx)
+        where = vm.check(f"tc -s qdisc show dev {ifn}; grep -h . "
+                         f"/sys/class/net/{ifn}/queues/tx-*/"
+                         "byte_queue_limits/inflight; grep '^Udp:' "
+                         "/proc/net/snmp")
+    finally:
+        # The queue descriptors may have moved if the device was reset
+        cur = dev.layout()
+        if cur.qdesc_pa == lay.qdesc_pa:
+            _set_tx_threshold(dev, lay, 1)
+        vm.check(f"set -- {' '.join(old)}; for f in {bql}; do "
+                 f"echo $1 >$f; shift; done")
+        vm.check(f"ip neigh del {peer} dev {ifn}")
+    diag(f"txThreshold {BQL_TX_THRESHOLD}, BQL limit_max {BQL_LIMIT_MAX}: "
+         f"{r['received']} of 2000 datagrams arrived, TX watchdog "
+         f"timeouts {t0} -> {t1}")
+    ctx.expect(t1 == t0, f"the TX watchdog fired {t1 - t0} times: a queue "
+               f"BQL stopped waited for a doorbell")
+    # A driver that rings only at txThreshold (the in-tree one) leaves
+    # up to txThreshold - 1 packets of the burst's end for the next one
+    ctx.expect(r["received"] >= 2000 - (BQL_TX_THRESHOLD - 1),
+               f"only {r['received']} of 2000 datagrams arrived: {r}; "
+               f"qdisc, BQL inflight, UDP:\n{where}")
+    # Back at txThreshold 1, the link still works
+    ping(ctx)
 
 
 @only_driver("vx3")
