@@ -846,7 +846,9 @@ class Bench:
         a_ = self.args
         # The patched vmxnet3 (if any) always next to the stock one
         pv = ["vmxnet3p"] if self.patched else []
-        order = ["copy", "bskb", "vmxnet3"] + pv
+        # --vmxnet3-only: the two vmxnet3 rows, for the series' A/B
+        vx = not a_.vmxnet3_only
+        order = (["copy", "bskb"] if vx else []) + ["vmxnet3"] + pv
         pars = [a_.parallel] + ([1] if a_.p1_seconds > 0 else [])
         for rep in range(a_.reps):
             if "rx" in a_.exp:
@@ -856,8 +858,8 @@ class Bench:
                     # each other, then vmxnet3, then the patched vmxnet3:
                     # one load of each driver per -P pass.
                     cells = [("copy", False), ("bskb", False),
-                             ("copy", True), ("bskb", True),
-                             ("vmxnet3", True), ("vmxnet3", False)]
+                             ("copy", True), ("bskb", True)] if vx else []
+                    cells += [("vmxnet3", True), ("vmxnet3", False)]
                     cells += [(p, g) for p in pv for g in (False, True)]
                     if i % 2:
                         cells.reverse()
@@ -869,7 +871,7 @@ class Bench:
                     self.rx_cell(path, gro, par, secs, rep)
         # Each experiment starts with the driver that is loaded.
         if "tx" in a_.exp:
-            seq = ["vx3", "vmxnet3"] + pv
+            seq = (["vx3"] if vx else []) + ["vmxnet3"] + pv
             if self.drv == seq[-1]:
                 seq.reverse()
             for rep in range(a_.reps):
@@ -880,10 +882,11 @@ class Bench:
         # switch per repetition), so that XDP_REDIRECT and stack
         # forwarding are measured next to each other.
         seq = []
-        if "fwd" in a_.exp:
+        if "fwd" in a_.exp and vx:
             seq += [("fwd", "vx3"), ("fwd", "bskb")]
         if "xdp" in a_.exp:
-            seq += [("xdp", ("vx3", act)) for act in XDP_ACTS]
+            if vx:
+                seq += [("xdp", ("vx3", act)) for act in XDP_ACTS]
             seq += [("xdp", ("vmxnet3", act)) for act in
                     reversed(list(XDP_ACTS))]
         if "fwd" in a_.exp:
@@ -912,20 +915,21 @@ class Bench:
                 for path in order:
                     self.profile("rx", path)
                 # The aggregated flow: vx3's build_skb path against vmxnet3
-                for path in ["bskb", "vmxnet3"] + pv:
+                for path in (["bskb"] if vx else []) + ["vmxnet3"] + pv:
                     self.profile("rx", path, gro=True)
             if "fwd" in a_.exp:
-                for path in ["vx3", "bskb", "vmxnet3"] + pv:
+                for path in (["vx3", "bskb"] if vx else []) + \
+                        ["vmxnet3"] + pv:
                     self.profile("fwd", path)
             if "xdp" in a_.exp:
-                for drv in list(XDP_DRIVERS) + pv:
+                for drv in list(XDP_DRIVERS[not vx:]) + pv:
                     for act in XDP_ACTS:
                         self.profile("xdp", f"{drv}-{act}")
                 self.xdp_attach(self.ifn[1], None)
             if "fwd" in a_.exp:
                 self.fwd_off()
         if a_.count:
-            for drv in list(XDP_DRIVERS) + pv:
+            for drv in list(XDP_DRIVERS[not vx:]) + pv:
                 for act in XDP_ACTS:
                     self.count_xdp(drv, act)
             self.xdp_attach(self.ifn[1], None)
@@ -1195,6 +1199,9 @@ def main():
                     "make vmxnet3-patched\n(build/vmxnet3-patched/KVER/"
                     "vmxnet3.ko, or $VX3_VMXNET3_PATCHED_KO);\nauto: if "
                     "it exists (default), yes: required, no: left out")
+    ap.add_argument("--vmxnet3-only", action="store_true",
+                    help="only the vmxnet3 and vmxnet3 patched rows (the "
+                    "patched one required): the series' A/B")
     ap.add_argument("--profile", action="store_true",
                     help="add guest perf profiles (rx, fwd, xdp)")
     ap.add_argument("--profile-seconds", type=int, default=10)
@@ -1252,7 +1259,7 @@ def main():
         if err:
             print(err, file=sys.stderr)
             return 2
-    elif args.patched == "yes":
+    elif args.patched == "yes" or args.vmxnet3_only:
         print(f"bench: no {args.patched_src} (run make vmxnet3-patched)",
               file=sys.stderr)
         return 2

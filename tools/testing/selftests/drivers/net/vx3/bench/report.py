@@ -43,8 +43,11 @@ def patched(args):
 
 def cells_of(cells, args):
     """An experiment's cells, with the patched vmxnet3's if the run has
-    it."""
-    return cells + ((PATCHED,) if patched(args) else ())
+    it; only the two vmxnet3 cells with bench.py --vmxnet3-only."""
+    out = cells + ((PATCHED,) if patched(args) else ())
+    if getattr(args, "vmxnet3_only", False):
+        out = tuple(c for c in out if c[0] in ("vmxnet3", PATCHED[0]))
+    return out
 
 
 def rows_of(rows, **kw):
@@ -159,6 +162,9 @@ def ratio_lines(rows, pairs, **sel):
     """Per-repetition ratios of cost and throughput, tap and goodput."""
     lines = []
     for num, den, what in pairs:
+        if not (rows_of(rows, cell=num, **sel) and
+                rows_of(rows, cell=den, **sel)):
+            continue
         line = [what]
         for key, name in (("vcpu_s_per_gb", "vCPU-s/GB tap"),
                           ("vcpu_s_per_gb_good", "goodput"),
@@ -237,7 +243,10 @@ def fwd_section(rows, secs, reps, args):
              ("bskb", "vmxnet3", "vx3 build_skb / vmxnet3"))
     if patched(args):
         pairs += patched_pairs("bskb", "vx3 build_skb")
-    width = max(26, *(len(what) for _, _, what in pairs))
+    pairs = [(n, d, w) for n, d, w in pairs
+             if rows_of(rows, exp="fwd", cell=n) and
+             rows_of(rows, exp="fwd", cell=d)]
+    width = max([26] + [len(what) for _, _, what in pairs])
     for num, den, what in pairs:
         rate = ratio_stat(rows, "fwd_pps", num, den, exp="fwd")
         cost = ratio_stat(rows, "vcpu_s_per_mpkt", num, den, exp="fwd")
@@ -290,6 +299,7 @@ def xdp_section(rows, secs, reps, args):
     pairs = [("vx3", "vmxnet3")]
     if patched(args):
         pairs += [("vmxnet3p", "vmxnet3"), ("vx3", "vmxnet3p")]
+    pairs = [(n, d) for n, d in pairs if n in labels and d in labels]
     for num, den in pairs:
         out.append(f"  {labels[num]} / {labels[den]} (per repetition):")
         lines = []
@@ -339,7 +349,9 @@ def targets(rows, par, args):
 
     def line(what, s, op, lim, sels):
         if s is None:
-            out.append(f"  {what:62} -")
+            # --vmxnet3-only: no vx3 cell, no line
+            if not getattr(args, "vmxnet3_only", False):
+                out.append(f"  {what:62} -")
             return
         ok = s[0] <= lim if op == "<=" else s[0] >= lim
         nb, n = busy_of(rows, sels)
