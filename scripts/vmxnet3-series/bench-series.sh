@@ -1,13 +1,17 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The vmxnet3 series measured patch by patch: for the net series as a
-# whole and then for each net-next patch on top of it, the in-tree
-# vmxnet3 built with the series up to there (patched.sh,
-# VMXNET3_PATCHES=N) against the driver as it is, in one make bench run
-# each (bench.py --vmxnet3-only: the two vmxnet3 rows only, cells
-# interleaved, ratios per repetition). On a quiet host only: nothing
-# else may run beside it. Numbers, not a test: nothing is asserted.
+# The vmxnet3 series measured patch by patch: for the driver without
+# the series built the same way (level 0), the net series as a whole and
+# then each net-next patch on top of it, the in-tree vmxnet3 built with
+# the series up to there (patched.sh, VMXNET3_PATCHES=N) against the
+# driver as it is, in one make bench run each (bench.py --vmxnet3-only:
+# the two vmxnet3 rows only, cells interleaved, ratios per repetition).
+# Level 0 is the build's own effect: the kernel's vmxnet3.ko comes from
+# Debian's build (its compiler), the patched ones from this machine's;
+# each level's ratio is to be read against level 0's. On a quiet host
+# only: nothing else may run beside it. Numbers, not a test: nothing is
+# asserted.
 #
 # Usage: scripts/vmxnet3-series/bench-series.sh [bench.py options]
 #   default options: --exp rx,tx,fwd --reps 3 --seconds 10
@@ -37,18 +41,25 @@ rm -rf "$OUT"
 mkdir -p "$OUT"
 summary=$OUT/summary.txt
 : >"$summary"
-# Levels: all of net, then each net-next patch on top
-levels=(${#net[@]})
+# Levels: none (the build alone), all of net, then each net-next patch
+# on top
+levels=(0 ${#net[@]})
 for i in "${!next[@]}"; do
 	levels+=($((${#net[@]} + i + 1)))
 done
 for n in "${levels[@]}"; do
-	if [ "$n" -le ${#net[@]} ]; then
+	if [ "$n" -eq 0 ]; then
+		what="no patch: the driver as it is, built as the patched ones"
+	elif [ "$n" -le ${#net[@]} ]; then
 		what="net 1-${#net[@]}"
 	else
 		p=${next[$((n - ${#net[@]} - 1))]}
-		what="net + net-next $((n - ${#net[@]})): $(sed -n \
-			's/^Subject: \[PATCH[^]]*\] //p' "$p")"
+		# the Subject: header, unfolded
+		what="net + net-next $((n - ${#net[@]})): $(awk '
+			/^Subject: / { s = $0; f = 1; next }
+			f && /^[ \t]/ { s = s $0; next }
+			f { print s; exit }' "$p" |
+			sed 's/^Subject: \[PATCH[^]]*\] //')"
 	fi
 	log "level $n ($what): building"
 	VMXNET3_PATCHES=$n VMXNET3_PATCHED_OUT=$OUT/ko-$n \
