@@ -365,6 +365,39 @@ class Bench:
             out, _ = p.communicate()
         return out.decode(errors="replace")
 
+    def host_perf(self, name):
+        """Start perf record on QEMU's threads (--host-profile)."""
+        path = os.path.join(self.outdir, f"host-profile-{name}")
+        p = subprocess.Popen(["perf", "record", "-q", "-e", "cpu-clock",
+                              "-F", "999", "-p", str(self.vm.proc.pid),
+                              "-o", path + ".data"],
+                             stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL,
+                             stdin=subprocess.DEVNULL,
+                             start_new_session=True)
+        return p, path
+
+    def host_perf_report(self, perf):
+        """Stop perf record; write the top symbols per QEMU thread."""
+        p, path = perf
+        p.send_signal(signal.SIGINT)
+        try:
+            p.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+        with open(path + ".txt", "w") as f:
+            # Per thread, per thread and object (guest code translated
+            # by TCG has none: [unknown]), then the top symbols
+            for sort in ("comm", "comm,dso", "comm,dso,sym"):
+                rep = subprocess.run(["perf", "report", "-i",
+                                      path + ".data", "--stdio", "-q",
+                                      "--sort", sort, "--percent-limit",
+                                      "0.5"],
+                                     capture_output=True, text=True)
+                f.write(f"# --sort {sort}\n{rep.stdout}\n")
+        os.unlink(path + ".data")
+
     def wait_listen(self, where, port=IPERF_PORT):
         """Wait until a TCP listener on port exists (guest or peer 1)."""
         hexport = f":{port:04X} "
@@ -580,10 +613,15 @@ class Bench:
         sampler = measure.Sampler(vm, [ifn[1], ifn[2]], taps=(1, 2),
                                   files=[XDP_CNT])
         sampler.gen_pids = [gen.pid]
+        perf = None
         try:
             self.wait_flow("tx", gen)
+            if a_.host_profile:
+                perf = self.host_perf(f"{drv}-{act}-r{rep}")
             a, b, mp = self.measure(sampler, secs, f"mpstat 1 {secs}")
         finally:
+            if perf:
+                self.host_perf_report(perf)
             gout = self.host_stop(gen, signal.SIGINT)
         d1 = self.xdp_drv_stats(ifn)
         row = self.base_row("xdp", drv, label, rep, par=1, xdp_act=act,
@@ -1205,6 +1243,10 @@ def main():
     ap.add_argument("--profile", action="store_true",
                     help="add guest perf profiles (rx, fwd, xdp)")
     ap.add_argument("--profile-seconds", type=int, default=10)
+    ap.add_argument("--host-profile", action="store_true",
+                    help="host perf profiles of QEMU's threads in XDP "
+                    "windows (host-profile-*.txt; symbols need a QEMU "
+                    "that has them: VX3_QEMU, scripts/vx3-qemu.sh)")
     ap.add_argument("--vx3-rx-ring", type=int, default=0,
                     help="vx3's RX ring 0 size (ethtool -G rx), for an "
                     "A/B of the default")
@@ -1228,6 +1270,8 @@ def main():
     bad = set(args.exp) - {"rx", "tx", "fwd", "xdp"}
     if bad:
         ap.error(f"unknown experiment(s): {', '.join(sorted(bad))}")
+    if args.host_profile and not shutil.which("perf"):
+        ap.error("--host-profile needs perf (Debian's linux-perf)")
     if os.geteuid() != 0:
         print("bench: needs root (taps, namespaces)", file=sys.stderr)
         return 2
