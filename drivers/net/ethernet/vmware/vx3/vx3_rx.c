@@ -287,14 +287,15 @@ static void vx3_rx_ring_refill(struct vx3_rx_queue *rxq, struct vx3_rx_ring *r)
 		u32 w2;
 
 		if (!b->page) {
-			if (r->btype == VX3_RXD_BTYPE_HEAD) {
-				b->page = page_pool_dev_alloc_frag(rxq->pp,
-								   &b->offset,
-								   r->truesize);
-			} else {
-				b->page = page_pool_dev_alloc_pages(rxq->pp);
-				b->offset = 0;
-			}
+			u32 size = r->truesize;
+
+			/* A fragment for buffers of up to half a page, a page
+			 * of its own for larger ones (no fragment bookkeeping
+			 * per buffer). The size is a power of two: what comes
+			 * back is exactly @size, the ring's truesize.
+			 */
+			b->page = page_pool_dev_alloc(rxq->pp, &b->offset,
+						      &size);
 			if (!b->page) {
 				vx3_rx_stat_inc(rxq, VX3_RXS_ALLOC_FAIL);
 				break;
