@@ -378,7 +378,8 @@ class Bench:
         return p, path
 
     def host_perf_report(self, perf):
-        """Stop perf record; write the top symbols per QEMU thread."""
+        """Stop perf record; write the shares per QEMU thread, per thread
+        and object, and per symbol."""
         p, path = perf
         p.send_signal(signal.SIGINT)
         try:
@@ -387,8 +388,7 @@ class Bench:
             p.kill()
             p.wait()
         with open(path + ".txt", "w") as f:
-            # Per thread, per thread and object (guest code translated
-            # by TCG has none: [unknown]), then the top symbols
+            # Guest code translated by TCG shows as the object "[JIT]"
             for sort in ("comm", "comm,dso", "comm,dso,sym"):
                 rep = subprocess.run(["perf", "report", "-i",
                                       path + ".data", "--stdio", "-q",
