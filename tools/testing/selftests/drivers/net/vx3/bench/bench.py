@@ -709,7 +709,9 @@ class Bench:
             f"{row['gbps']:.3f} Gbit/s tap, {fmt(row.get('good_gbps'), 3)} "
             f"goodput, {fmt(row.get('vcpu_s_per_gb'))} vCPU-s/GB tap, "
             f"{fmt(row.get('vcpu_s_per_gb_good'))} goodput, retrans "
-            f"{fmt(row.get('retrans_pct'))} %, %soft {fmt(row['mp_soft'])}"
+            f"{fmt(row.get('retrans_pct'))} %, rwnd-limited "
+            f"{fmt(row.get('rwnd_limited_pct'), 0)} %, "
+            f"%soft {fmt(row['mp_soft'])}"
             f"{' (host busy)' if row['busy'] else ''}")
 
     def rates(self, row, tap_key, guest_key):
@@ -740,6 +742,12 @@ class Bench:
         # Retransmitted bytes: ss of the sender, only when it is peer 1
         row["snd_retrans_bytes"] = (row.get("p_bytes_retrans")
                                     if sender == "peer" else None)
+        # Share of the sender's busy time the guest's receive window held
+        # it back (peer 1 only): a receiver that advertises less than the
+        # path holds keeps the sender from overrunning the ring.
+        busy = row.get("p_busy_ms") if sender == "peer" else None
+        row["rwnd_limited_pct"] = (100.0 * row["p_rwnd_limited_ms"] / busy
+                                   if busy else None)
         good = row.get(good_key)
         row["good_bytes"] = good
         if good is None:

@@ -159,8 +159,12 @@ def parse_bpf_map(out):
     return res
 
 
-# Per-connection counters of `ss -ti` that window() uses
-SS_KEYS = ("bytes_acked", "bytes_received", "bytes_retrans", "bytes_sent")
+# Per-connection counters of `ss -ti` that window() uses; the *_ms ones
+# are tcp_info's busy, rwnd_limited and sndbuf_limited times: how long the
+# sender had data in flight, and of that how long the receiver's window
+# or the send buffer held it back.
+SS_KEYS = ("bytes_acked", "bytes_received", "bytes_retrans", "bytes_sent",
+           "busy_ms", "rwnd_limited_ms", "sndbuf_limited_ms")
 
 
 def parse_ss(out):
@@ -179,6 +183,9 @@ def parse_ss(out):
             for k, v in re.findall(r"\b(bytes_\w+):(\d+)", line):
                 if k in cur:
                     cur[k] = int(v)
+            for k, v in re.findall(r"\b(busy|\w+_limited):(\d+)ms", line):
+                if k + "_ms" in cur:
+                    cur[k + "_ms"] = int(v)
     return conns
 
 
