@@ -20,7 +20,7 @@
 /* The device's last TX queue is the XDP ring; the stack gets the others */
 #define VX3_MAX_STACK_TXQ		(VX3_MAX_TX_QUEUES - 1)
 #define VX3_TX_RING_DEFAULT		512
-#define VX3_RX_RING_DEFAULT		1024
+#define VX3_RX_RING_DEFAULT		2048
 #define VX3_RX_BODY_RING_DEFAULT	1024
 
 /* RX buffers: a head buffer is a page_pool fragment holding the headroom,
