@@ -219,12 +219,14 @@ def xdp_driver_stats(out):
 
 
 def parse_ethtool_stats(out):
-    """`ethtool -S` output as a dict of counters."""
+    """`ethtool -S` output as a dict of counters; a name that occurs more
+    than once (vmxnet3 repeats its per-queue names) is summed."""
     res = {}
     for line in out.splitlines():
         m = re.match(r"\s*([\w\[\]:. -]+):\s+(\d+)\s*$", line)
         if m:
-            res[m.group(1).strip()] = int(m.group(2))
+            k = m.group(1).strip()
+            res[k] = res.get(k, 0) + int(m.group(2))
     return res
 
 
@@ -337,9 +339,14 @@ def window(a, b, smp, ifns):
         for k in IF_FIELDS:
             w[pre + k] = gb["if"][ifn][k] - ga["if"][ifn][k]
         # Frames the NIC lost: vx3 counts the device's "no RX buffer
-        # posted" drops as rx_missed_errors, vmxnet3 in rx_dropped
+        # posted" drops as rx_missed_errors, and its own in rx_dropped
         w[pre + "rx_lost"] = w[pre + "rx_dropped"] + \
             w[pre + "rx_missed_errors"]
+    # vmxnet3 keeps them out of its netdev stats: its `ethtool -S` "pkts rx
+    # OOB" (per RX queue) of the interface the sampler reads it for
+    ea, eb = a.get("ethtool") or {}, b.get("ethtool") or {}
+    if "pkts rx OOB" in eb:
+        w["g_rx_lost"] += eb["pkts rx OOB"] - ea.get("pkts rx OOB", 0)
     # The XDP programs' map vx3_cnt: key 0 packets, 1 bytes
     if ga.get("bpf") is not None and gb.get("bpf") is not None:
         for key, name in ((0, "prog_packets"), (1, "prog_bytes")):
