@@ -117,12 +117,15 @@ def test_mtu_traffic(ctx):
             guest_ok(ctx, f"ip link set {ifn} mtu {mtu}")
             ensure_ip(ctx)
             ctx.expect(_mtu(ctx) == mtu, f"MTU reads {_mtu(ctx)}, not {mtu}")
-            ping(ctx, size=mtu - 28)
+            # Beside the bidirectional flow a reply can be lost to the
+            # device's out-of-buffer drops: one of five shows the size
+            # passes (none would mean it does not)
+            ping(ctx, size=mtu - 28, count=5, need=1)
             if mtu == 68:
                 # Tiny segments keep the guest busy: move on quickly
                 continue
-            ping(ctx, size=mtu - 28, peer=True)
-            ping(ctx, v6=True, size=mtu - 48, peer=True)
+            ping(ctx, size=mtu - 28, peer=True, count=5, need=1)
+            ping(ctx, v6=True, size=mtu - 48, peer=True, count=5, need=1)
             expect_flowing(ctx, f"traffic after MTU {mtu}")
 
 
