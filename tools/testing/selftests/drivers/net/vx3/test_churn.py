@@ -65,7 +65,7 @@ def _unplug(ctx):
     # pciehp waits 5 s for a cancel of the attention button press
     ctx.expect(_wait(lambda: not _nic_present(vm), 60),
                "the interface is still there 60 s after device_del")
-    ctx.expect(_wait(lambda: not any(d.get("qdev") == "nic1"
+    ctx.expect(_wait(lambda: not any(d.get("qdev_id") == "nic1"
                                      for d in _pci_devices(vm)), 30),
                "QEMU still lists nic1 after the guest removed it")
 
