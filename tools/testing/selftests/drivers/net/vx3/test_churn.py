@@ -61,13 +61,20 @@ def _wait(cond, timeout, step=0.5):
 
 def _unplug(ctx):
     vm = ctx.vm
+    # The wait below for QEMU to drop nic1 means nothing unless
+    # query-pci shows it now
+    ctx.expect(_listed(vm, "nic1"), "query-pci does not list nic1 before "
+               "device_del")
     vm.qmp("device_del", id="nic1")
     # pciehp waits 5 s for a cancel of the attention button press
     ctx.expect(_wait(lambda: not _nic_present(vm), 60),
                "the interface is still there 60 s after device_del")
-    ctx.expect(_wait(lambda: not any(d.get("qdev_id") == "nic1"
-                                     for d in _pci_devices(vm)), 30),
+    ctx.expect(_wait(lambda: not _listed(vm, "nic1"), 30),
                "QEMU still lists nic1 after the guest removed it")
+
+
+def _listed(vm, qdev_id):
+    return any(d.get("qdev_id") == qdev_id for d in _pci_devices(vm))
 
 
 def _pci_devices(vm):
