@@ -36,7 +36,7 @@ import time
 
 import lib.devside as ds
 from lib.nic import diag, ping, setup_nic, wait_carrier
-from lib.test import qmp_status, s3_finished, s3_start
+from lib.test import pm_finished, pm_start, qmp_status
 
 NICS = 1
 DRIVERS = ("vx3",)
@@ -162,7 +162,7 @@ def test_s3_armed(ctx):
     spa = dev.shared_pa()
     vm.qmp("query-status")
     since = dev.mark()
-    s3_start(vm)
+    pm_start(vm)
     deadline = time.monotonic() + 60
     while qmp_status(vm) != "suspended":
         ctx.expect(time.monotonic() < deadline,
@@ -191,7 +191,7 @@ def test_s3_armed(ctx):
         ctx.expect(time.monotonic() < deadline, f"not running 30s after "
                    f"system_wakeup: {qmp_status(vm)}")
         time.sleep(0.2)
-    s3_finished(ctx)
+    pm_finished(ctx)
 
     after = _pm_cmds(dev, since)[len(cmds):]
     ctx.expect(after, "no UPDATE_PMCFG on resume (not disarmed)")

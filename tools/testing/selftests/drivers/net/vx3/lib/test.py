@@ -7,7 +7,7 @@ import os
 import signal
 import time
 
-from lib.vm import VMError
+from lib.vm import CmdTimeout, VMCrash, VMError
 
 
 class Skip(Exception):
@@ -193,22 +193,39 @@ def wait_agent(ctx, timeout=60):
     return reconnects
 
 
-def s3_start(vm):
-    """Start `echo mem > /sys/power/state` in the guest, detached, half a
-    second from now; s3_finished() reads how it ended."""
-    vm.check("rm -f /tmp/s3.done; setsid sh -c 'sleep 0.5; "
-             "echo mem > /sys/power/state; echo rc=$? > /tmp/s3.done' "
-             ">/tmp/s3.log 2>&1 </dev/null &")
+def pm_start(vm, state="mem"):
+    """Start `echo <state> > /sys/power/state` in the guest, detached, half
+    a second from now, so that no guest command is in flight when the
+    guest stops under it; pm_finished() reads how it ended."""
+    vm.check(f"rm -f /tmp/pm.done; setsid sh -c 'sleep 0.5; "
+             f"echo {state} > /sys/power/state; echo rc=$? > /tmp/pm.done' "
+             f">/tmp/pm.log 2>&1 </dev/null &")
 
 
-def s3_finished(ctx):
-    """After the wakeup: the guest agent answers and the suspend that
-    s3_start() began returned 0. Returns how often the control channel
-    was connected anew (wait_agent())."""
-    reconnects = wait_agent(ctx)
-    rc, out = ctx.vm.run("for i in $(seq 300); do [ -e /tmp/s3.done ] && "
-                         "cat /tmp/s3.done /tmp/s3.log && exit 0; "
-                         "sleep 0.1; done; exit 1", timeout=60)
+def pm_finished(ctx, timeout=60):
+    """After the wakeup: the guest agent answers and the transition that
+    pm_start() began returned 0 within timeout seconds. Returns how often
+    the control channel was connected anew (wait_agent()).
+
+    Each look for the result is a short command of its own: one that the
+    guest's freeze stops, or whose answer the control channel loses with
+    the suspend, is asked again on a fresh connection.
+    """
+    vm = ctx.vm
+    deadline = time.monotonic() + timeout
+    reconnects = 0
+    while True:
+        reconnects += wait_agent(ctx, timeout=timeout)
+        try:
+            rc, out = vm.run("[ -e /tmp/pm.done ] && cat /tmp/pm.done "
+                             "/tmp/pm.log", timeout=10)
+        except (CmdTimeout, VMCrash):
+            vm.check_qemu()
+            rc, out = 1, "(answer lost)"
+        if rc == 0 or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
     ctx.expect(rc == 0 and "rc=0" in out,
-               f"echo mem > /sys/power/state did not complete:\n{out}")
+               f"the write to /sys/power/state did not complete within "
+               f"{timeout}s:\n{out}")
     return reconnects

@@ -499,8 +499,11 @@ class VM:
 
     def agent_hello(self, wait=5.0):
         """Ask the guest agent for its hello ("C <id> 0 -") on the current
-        connection; True if it answered within wait seconds."""
-        self.check_alive()
+        connection; True if it answered within wait seconds, False also
+        when QEMU has closed that connection (reconnect_ctl() then)."""
+        self.check_qemu()
+        if self._ctl_dead:
+            return False
         with self._cond:
             self._hello = None
             self._next_id += 1
@@ -527,9 +530,11 @@ class VM:
         host connection made before the suspend then carries nothing either
         way until it is closed and made again (QEMU's socket chardev
         accepts the new one). Answers still owed on the old connection are
-        lost: call this with no guest command in flight.
+        lost: call this with no guest command in flight. It also serves
+        when QEMU itself closed the connection across the suspend (seen
+        once in CI: the reader got EOF instead of silence).
         """
-        self.check_alive()
+        self.check_qemu()
         with self._send_lock:
             try:
                 self.ctl.shutdown(socket.SHUT_RDWR)
@@ -567,13 +572,19 @@ class VM:
             self._ctl_dead = True
             self._cond.notify_all()
 
-    def check_alive(self):
-        """Raise VMCrash if QEMU exited or the guest panicked."""
+    def check_qemu(self):
+        """Raise VMCrash if QEMU exited."""
         if self.proc is None:
             return
         rc = self.proc.poll()
         if rc is not None:
             raise VMCrash(f"QEMU exited (rc={rc})\n{self.console_tail()}")
+
+    def check_alive(self):
+        """Raise VMCrash if QEMU exited or the guest panicked."""
+        if self.proc is None:
+            return
+        self.check_qemu()
         if self._ctl_dead:
             raise VMCrash(f"control channel closed\n{self.console_tail()}")
 
