@@ -275,8 +275,8 @@ class Bench:
                 # LRO [fixed] (not offered): an older vx3 with rx-gro-hw
                 f"echo lrofixed{n} $(ethtool -k $i | "
                 "grep -c '^large-receive-offload: .*fixed')\n"
-                + (f"ethtool -G $i rx {self.args.vx3_rx_ring} || exit 1\n"
-                   if drv == "vx3" and self.args.vx3_rx_ring else "") +
+                + (f"ethtool -G $i rx {self.args.rx_ring} || exit 1\n"
+                   if self.args.rx_ring else "") +
                 f"ip addr add {vm.guest_ip4(n)}/24 dev $i && "
                 f"ip -6 addr add {vm.guest_ip6(n)}/64 dev $i nodad && "
                 "ip link set $i up || exit 1\n")
@@ -1255,9 +1255,9 @@ def main():
                     help="host perf profiles of QEMU's threads in XDP "
                     "windows (host-profile-*.txt; symbols need a QEMU "
                     "that has them: VX3_QEMU, scripts/vx3-qemu.sh)")
-    ap.add_argument("--vx3-rx-ring", type=int, default=0,
-                    help="vx3's RX ring 0 size (ethtool -G rx), for an "
-                    "A/B of the default")
+    ap.add_argument("--rx-ring", type=int, default=0,
+                    help="every driver's RX ring 0 size (ethtool -G rx), "
+                    "for an A/B of the default")
     ap.add_argument("--count", action="store_true",
                     help="add per-frame counts of XDP windows: MMIO "
                     "writes by register, IRQs, NAPI polls, page_pool "
