@@ -156,11 +156,8 @@ def setup(ctx):
              f"dev {ctx.ifname(1)} nud permanent")
 
 
-def teardown(ctx):
-    dev = ctx.state.get("dev")
-    if dev is not None:
-        dev.close()
-        dev.stop_trace()
+# closes the gdbstub connection and stops the trace
+teardown = ds.teardown
 
 
 # --- helpers ----------------------------------------------------------------

@@ -83,11 +83,8 @@ def setup(ctx):
     diag(out)
 
 
-def teardown(ctx):
-    dev = ctx.state.get("dev")
-    if dev is not None:
-        dev.close()
-        dev.stop_trace()
+# closes the gdbstub connection and stops the trace
+teardown = ds.teardown
 
 
 def _tso_counts(ctx):

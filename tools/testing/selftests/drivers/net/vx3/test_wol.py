@@ -70,11 +70,8 @@ def setup(ctx):
     dev.attach()
 
 
-def teardown(ctx):
-    dev = ctx.state.get("dev")
-    if dev is not None:
-        dev.close()
-        dev.stop_trace()
+# closes the gdbstub connection and stops the trace
+teardown = ds.teardown
 
 
 def _ethtool_wol(ctx):

@@ -153,6 +153,17 @@ def gen_boundary(gens):
     return 0, 1 - gens[0]
 
 
+def teardown(ctx):
+    """A test file's teardown: close the gdbstub connection of the
+    DeviceSide in ctx.state["dev"] (the VM runs on) and stop its trace.
+    Files that keep one there take it as theirs: teardown = ds.teardown.
+    """
+    dev = ctx.state.get("dev")
+    if dev is not None:
+        dev.close()
+        dev.stop_trace()
+
+
 class DeviceSide:
     """Trace parser plus gdbstub client for one VM (NIC 1)."""
 
