@@ -75,6 +75,13 @@ DEBUG_TESTS=${VX3_DEBUG_TESTS:-"dmaerr churn
 # it is) and BQL stopping a queue under a raised txThreshold (net-next).
 # About 8 minutes; MTU 9000, xdp_features (the debug kernel has no BTF)
 # and the whole suite on the patched driver are make check-reference's.
+# The fifth lane: the in-tree vmxnet3 as Debian ships it, on Debian's 7.3,
+# validating the rig QEMU's RSS model (scripts/qemu/patches/0002) with
+# the driver that has used RSS on VMware hosts for years: every flow's
+# hash is the Toeplitz hash under the device's key, on the queue the
+# table names (test_rss.py; vx3 has one RX queue and would skip). Under
+# a minute, on track B before the debug lane, which waits for its kernel.
+REFERENCE_TESTS=${VX3_REFERENCE_TESTS:-"rss"}
 PATCHED_TESTS=${VX3_PATCHED_TESTS:-"smoke@default hwgro.on_ipv4
 	hwgro.off_ipv4 dmaerr reconfig.tx_backlog_reconfig
 	hwgro.toggle_under_traffic conformance.bql_stop_doorbell"}
@@ -92,7 +99,7 @@ echo "TAP version 13" | tee -a "$LOG"
 # cores, the front takes the sum of its CPU time). The VM lanes start
 # after the front, two side by side (step 6); a debug kernel build still
 # running then goes to nice 19, so that the guests get the CPU first.
-LANES=${VX3_CHECK_LANES:-stock lts debug patched}
+LANES=${VX3_CHECK_LANES:-stock lts debug patched reference}
 BG=build/check-bg
 rm -rf "$BG"
 mkdir -p "$BG"
@@ -202,12 +209,13 @@ if [ $# -eq 0 ]; then
 	} >build/upstream-prepare.log 2>&1
 fi
 phase "build, static checks and series done"
-# 6. The VM tests in four lanes, two at a time: one guest leaves half
+# 6. The VM tests in five lanes, two at a time: one guest leaves half
 # of the two cores idle (it waits on the peer, on timers and on boots),
 # and its lanes do not share namespaces, taps, run ids or log
 # directories. Track A runs vx3 on Debian's 7.3, then the patched
-# vmxnet3 on the debug kernel; track B vx3 on Debian's 6.12, then vx3 on
-# the debug kernel (the vmxnet3 reference runs in make check-reference).
+# vmxnet3 on the debug kernel; track B vx3 on Debian's 6.12, the in-tree
+# vmxnet3 on the RSS model (reference), then vx3 on the debug kernel
+# (the whole suite on vmxnet3 runs in make check-reference).
 # A track that needs the debug kernel or the patched module waits for
 # steps 4 and 5, which run beside the first two lanes. Every lane
 # writes its own TAP file; they join the log in lane order, numbered on.
@@ -226,6 +234,8 @@ run_lane() {
 		list=$DEBUG_TESTS logdir=build/vmtest ;;
 	patched) kernel=debug driver=vmxnet3-patched
 		list=$PATCHED_TESTS logdir=build/vmtest-patched ;;
+	reference) kernel=stock driver=vmxnet3
+		list=$REFERENCE_TESTS logdir=build/vmtest-reference ;;
 	esac
 	if [ "${#ARGS[@]}" -gt 0 ]; then
 		sel=("${ARGS[@]}")
@@ -261,7 +271,7 @@ track() {
 ARGS=("$@")
 for lane in $LANES; do
 	case $lane in
-	stock|lts|debug|patched) ;;
+	stock|lts|debug|patched|reference) ;;
 	*)	echo "# unknown lane $lane" | tee -a "$LOG"
 		echo 1 >"$BG/lane-$lane.rc" ;;
 	esac
@@ -271,9 +281,10 @@ for p in $bg_pid $qemu_pid; do
 done
 echo 1 >"$BG/ready-stock"
 echo "$lts_ok" >"$BG/ready-lts"
+echo 1 >"$BG/ready-reference"
 track stock patched &
 track_a=$!
-track lts debug &
+track lts reference debug &
 track_b=$!
 # 4. The debug kernel, built in the background since the start.
 debug_kernel_ready() { # waits for the background build; one TAP line

@@ -8,7 +8,8 @@
 # <key> hashes the patches and the configure options, so a new patch
 # builds a new QEMU and an unchanged one is reused.
 #
-# The VM tests of a file that sets QEMU_PATCHED (test_pm.py) boot with it
+# The VM tests of a file that sets QEMU_PATCHED (test_pm.py, test_rss.py)
+# boot with it
 # (run.py builds it on first use); VX3_QEMU=<binary> overrides that for
 # every file.
 #

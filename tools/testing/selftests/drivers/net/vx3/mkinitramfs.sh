@@ -12,7 +12,8 @@
 #
 # Contents: busybox-static (with applet symlinks), dash as /bin/sh, iperf, mpstat, ethtool,
 # ip, tc, bpftool, their shared libraries, vx3-nl, vx3-udp and vx3-failnth
-# (built here, static), the XDP programs of vx3_xdp.bpf.c (clang),
+# (built here, static), the BPF programs of vx3_xdp.bpf.c and
+# vx3_rxhash.bpf.c (clang),
 # guest/init + guest/agent.sh, and the modules
 # vmxnet3, 8021q, bridge, veth and (if given and present) vx3, with their dependencies,
 # decompressed (busybox modprobe cannot read .ko.xz) and indexed by depmod.
@@ -87,6 +88,9 @@ done
 mkdir -p "$STAGE/usr/lib/vx3"
 clang -O2 -g -Wall -target bpf -I/usr/include/x86_64-linux-gnu \
 	-c "$HERE/vx3_xdp.bpf.c" -o "$STAGE/usr/lib/vx3/vx3_xdp.bpf.o"
+# tc program of test_rss.py: the receive hash and queue per flow
+clang -O2 -g -Wall -target bpf -I/usr/include/x86_64-linux-gnu \
+	-c "$HERE/vx3_rxhash.bpf.c" -o "$STAGE/usr/lib/vx3/vx3_rxhash.bpf.o"
 
 # Modules: resolve dependencies with modinfo, decompress, depmod.
 declare -A seen=()
@@ -138,7 +142,8 @@ done
 # from here: the scripts run in the host's /, where no modules of the
 # guest kernel are): macsec.py a macsec link, netpoll_basic.py netconsole
 # and configfs, so_txtime.py the prio, fq and etf qdiscs and the fw
-# filter, psp.py and the nk_*.py scripts clsact and tc BPF filters.
+# filter, psp.py and the nk_*.py scripts clsact and tc BPF filters
+# (test_rss.py too).
 # Where a kernel lacks one (not even built in), the script reports it.
 for m in macsec netconsole configfs sch_prio sch_fq sch_etf sch_ingress \
 	cls_fw cls_bpf; do

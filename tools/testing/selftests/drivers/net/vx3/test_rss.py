@@ -1,0 +1,284 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Receive-side scaling on the rig's QEMU, whose vmxnet3 model does RSS.
+
+Debian's QEMU delivers every frame to RX queue 0. The rig's QEMU
+(scripts/vx3-qemu.sh) carries scripts/qemu/patches/0002-hw-net-vmxnet3-
+Implement-receive-side-scaling: when the driver negotiates UPT1_F_RSS
+with more than one RX queue, the model reads the RSS configuration
+(DriverShared rssConfDesc: hash types, Toeplitz key, indirection table)
+at activation, the table again on UPDATE_RSSIDT, and per frame puts the
+Toeplitz hash of the fields the hash types select, and its type, into
+the completion of queue indTable[hash % indTableSize], raising that
+queue's vector (../shared/vmxnet3-device.md section 19).
+
+These cases check the model against the interface and a driver that has
+used RSS on VMware hosts for years (the in-tree vmxnet3), before vx3's
+own RSS is trusted to it; a driver without RSS (ethtool -x refused) skips.
+The guest's view comes from a tc ingress program (vx3_rxhash.bpf.c):
+per flow, skb->hash (the completion's rssHash, as the driver set it) and
+the RX queue. The configuration the device uses is read from guest
+memory through QEMU's gdbstub (lib/devside.py), at the address the
+driver registered before ACTIVATE.
+
+spread_and_hash
+    From peer 1: UDP datagrams and TCP SYNs from 32 source ports each to
+    the guest, over IPv4 and IPv6, and pings. Every flow's hash must be
+    the Toeplitz hash of (source, destination address[, source,
+    destination port]) under the device's key, ports included exactly
+    when the hash types enable that protocol (TCP/IPv4, TCP/IPv6; UDP and
+    ICMP hash on the addresses); every flow must arrive on queue
+    indTable[hash % indTableSize], all its packets alike; and every RX
+    queue's interrupt vector must have fired (each queue got flows).
+table_one_queue
+    `ethtool -X <if> weight 0 1`: the driver writes a table naming queue
+    1 only and sends UPDATE_RSSIDT; the same flows must all arrive on
+    queue 1, with the same hashes. `ethtool -X <if> default` restores.
+"""
+
+import json
+import socket
+import struct
+
+import lib.devside as ds
+from lib.nic import diag, ping, setup_nic
+
+NICS = 1
+# the RSS model (run.py boots scripts/vx3-qemu.sh's QEMU)
+QEMU_PATCHED = True
+
+RSS_CONF_DESC = 0x288
+UPT_FEATURES = 0x018
+UPT1_F_RSS = 0x2
+HASH_IPV4, HASH_TCP_IPV4, HASH_IPV6, HASH_TCP_IPV6 = 1, 2, 4, 8
+HASH_FUNC_TOEPLITZ = 1
+KEY_MAX, TABLE_MAX = 40, 128
+
+OBJ = "/usr/lib/vx3/vx3_rxhash.bpf.o"
+PIN = "/sys/fs/bpf/vx3_rxhash"
+MAPS = "/sys/fs/bpf/vx3_rxhash_maps"
+SPORT, DPORT, NPORTS = 40000, 7000, 32
+
+# Peer 1 sends one UDP datagram and one TCP SYN (the guest answers with
+# RST) per source port, over IPv4 and IPv6
+SENDER = r"""
+import socket, sys
+for fam, addr in ((socket.AF_INET, sys.argv[1]), (socket.AF_INET6, sys.argv[2])):
+    for i in range(int(sys.argv[5])):
+        sport, dport = int(sys.argv[3]) + i, int(sys.argv[4]) + i
+        u = socket.socket(fam, socket.SOCK_DGRAM)
+        u.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        u.bind(("", sport))
+        u.sendto(b"vx3 rss", (addr, dport))
+        u.close()
+        t = socket.socket(fam, socket.SOCK_STREAM)
+        t.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        t.bind(("", sport))
+        t.settimeout(3)
+        try:
+            t.connect((addr, dport))
+        except OSError:
+            pass
+        t.close()
+"""
+
+
+def toeplitz(key, data):
+    """The Toeplitz hash of data under key (Microsoft's RSS definition)."""
+    k = int.from_bytes(key, "big")
+    kbits = len(key) * 8
+    n = len(data) * 8
+    bits = int.from_bytes(data, "big")
+    h = 0
+    for i in range(n):
+        if bits >> (n - 1 - i) & 1:
+            h ^= (k >> (kbits - 32 - i)) & 0xFFFFFFFF
+    return h
+
+
+def _rss_conf(dev):
+    """The RSS configuration the device reads: dict, or None if the
+    driver did not negotiate RSS or registered no configuration."""
+    with dev.halted():
+        spa = dev.shared_pa()
+        feat, = struct.unpack("<I", dev.read(spa + UPT_FEATURES, 4))
+        ver, ln, pa = struct.unpack("<IIQ", dev.read(spa + RSS_CONF_DESC,
+                                                     16))
+        if not feat & UPT1_F_RSS or not pa:
+            return None
+        raw = dev.read(pa, 8 + KEY_MAX + TABLE_MAX)
+    htype, hfunc, ksize, tsize = struct.unpack("<HHHH", raw[:8])
+    return {"ver": ver, "len": ln, "types": htype, "func": hfunc,
+            "key": raw[8:8 + min(ksize, KEY_MAX)],
+            "table": list(raw[8 + KEY_MAX:8 + KEY_MAX + min(tsize,
+                                                             TABLE_MAX)])}
+
+
+def setup(ctx):
+    vm = ctx.vm
+    dev = ds.DeviceSide(vm)
+    # Before the link comes up: DSAL/DSAH and ACTIVATE happen then
+    dev.start_trace()
+    ctx.state["dev"] = dev
+    setup_nic(ctx)
+    ifn = ctx.ifname(1)
+    rc, out = vm.run(f"ethtool -x {ifn} 2>&1")
+    if rc != 0:
+        ctx.skip(f"no RSS in the driver: ethtool -x: "
+                 f"{' '.join(out.split())}")
+    nq = len(vm.check(f"ls -d /sys/class/net/{ifn}/queues/rx-*").split())
+    if nq < 2:
+        ctx.skip(f"the driver runs {nq} RX queue(s) with 2 vCPUs")
+    ctx.state["nq"] = nq
+    dev.attach()
+    conf = _rss_conf(dev)
+    ctx.expect(conf, "the driver has RX queues and ethtool -x, but did not "
+               "negotiate UPT1_F_RSS with an rssConfDesc")
+    diag(f"{ctx.driver}: {nq} RX queues; rssConfDesc ver {conf['ver']} len "
+         f"{conf['len']}, hash types {conf['types']:#x}, function "
+         f"{conf['func']}, key {len(conf['key'])} bytes, table "
+         f"{len(conf['table'])} entries")
+    ctx.expect(conf["func"] == HASH_FUNC_TOEPLITZ and
+               len(conf["key"]) == KEY_MAX and conf["table"],
+               f"unexpected RSS configuration: {conf}")
+    vm.check(f"mount -t bpf bpf /sys/fs/bpf 2>/dev/null; "
+             f"modprobe sch_ingress; modprobe cls_bpf; "
+             f"bpftool prog load {OBJ} {PIN} pinmaps {MAPS} && "
+             f"tc qdisc add dev {ifn} clsact && "
+             f"tc filter add dev {ifn} ingress bpf da pinned {PIN}")
+    # The peer knows the guest's MAC from the start (no ARP in the flows)
+    ping(ctx)
+    ping(ctx, v6=True)
+
+
+# closes the gdbstub connection and stops the trace
+teardown = ds.teardown
+
+
+def _irqs(ctx):
+    """Interrupt counts per vector of the NIC, by /proc/interrupts name."""
+    out = ctx.vm.check(f"grep -E '{ctx.ifname(1)}' /proc/interrupts || true")
+    res = {}
+    for line in out.splitlines():
+        f = line.split()
+        counts = [int(x) for x in f[1:] if x.isdigit()]
+        res[f[-1]] = sum(counts)
+    return res
+
+
+def _flows(ctx):
+    """The flows the tc program saw since the last clear: list of dicts
+    (family, saddr, daddr bytes, proto, sport, dport, hash, queue,
+    packets, other_hash, other_queue)."""
+    out = ctx.vm.check(f"bpftool -j map dump pinned {MAPS}/vx3_rxhash")
+    res = []
+    for e in json.loads(out):
+        f = e["formatted"]
+        k, v = f["key"], f["value"]
+        alen = 4 if k["family"] == 4 else 16
+        res.append({"family": k["family"], "proto": k["proto"],
+                    "saddr": bytes(k["saddr"][:alen]),
+                    "daddr": bytes(k["daddr"][:alen]),
+                    "sport": k["sport"], "dport": k["dport"],
+                    "hash": v["hash"], "queue": v["queue"] - 1,
+                    "packets": v["packets"],
+                    "other_hash": v["other_hash"],
+                    "other_queue": v["other_queue"]})
+    return res
+
+
+def _clear(ctx):
+    """Forget the flows seen: the program is loaded again with a new map."""
+    ifn = ctx.ifname(1)
+    ctx.vm.check(f"tc filter del dev {ifn} ingress; rm -rf {PIN} {MAPS}; "
+                 f"bpftool prog load {OBJ} {PIN} pinmaps {MAPS} && "
+                 f"tc filter add dev {ifn} ingress bpf da pinned {PIN}")
+
+
+def _send(ctx):
+    vm = ctx.vm
+    vm.peer_check(1, f"python3 -c '{SENDER}' {vm.guest_ip4(1)} "
+                     f"{vm.guest_ip6(1)} {SPORT} {DPORT} {NPORTS}",
+                  timeout=120)
+    ping(ctx, count=5)
+    ping(ctx, v6=True, count=5)
+
+
+def _expected_hash(conf, fl):
+    tcp = fl["proto"] == socket.IPPROTO_TCP
+    if fl["family"] == 4:
+        l3, l4 = HASH_IPV4, HASH_TCP_IPV4
+    else:
+        l3, l4 = HASH_IPV6, HASH_TCP_IPV6
+    data = fl["saddr"] + fl["daddr"]
+    if tcp and conf["types"] & l4:
+        data += struct.pack(">HH", fl["sport"], fl["dport"])
+    elif not conf["types"] & l3:
+        return 0
+    return toeplitz(conf["key"], data)
+
+
+def _check_flows(ctx, conf, want_queue=None):
+    """Every test flow with the hash the device should have computed, on
+    the queue its table names (or want_queue); returns the flows per
+    queue."""
+    vm = ctx.vm
+    peers = {socket.inet_pton(socket.AF_INET, vm.peer_ip4(1)),
+             socket.inet_pton(socket.AF_INET6, vm.peer_ip6(1))}
+    flows = [f for f in _flows(ctx) if f["saddr"] in peers]
+    tests = [f for f in flows if f["proto"] in (socket.IPPROTO_TCP,
+                                                socket.IPPROTO_UDP) and
+             SPORT <= f["sport"] < SPORT + NPORTS]
+    ctx.expect(len(tests) == 4 * NPORTS,
+               f"the guest saw {len(tests)} of the {4 * NPORTS} test flows")
+    table = conf["table"]
+    bad = []
+    per_q = {}
+    for f in flows:
+        want = _expected_hash(conf, f)
+        q = table[want % len(table)] if want_queue is None else want_queue
+        per_q[f["queue"]] = per_q.get(f["queue"], 0) + 1
+        if (f["hash"] != want or f["queue"] != q or f["other_hash"] or
+                f["other_queue"]):
+            bad.append(f"IPv{f['family']} proto {f['proto']} "
+                       f"{f['sport']}->{f['dport']}: hash {f['hash']:#010x} "
+                       f"(Toeplitz {want:#010x}), queue {f['queue']} (want "
+                       f"{q}), {f['packets']} packets, {f['other_hash']} "
+                       f"with another hash, {f['other_queue']} on another "
+                       f"queue")
+    diag(f"{ctx.driver}: {len(flows)} flows from the peer, per RX queue "
+         f"{dict(sorted(per_q.items()))}; {len(bad)} wrong")
+    ctx.expect(not bad, "flows with a wrong hash or queue:\n" +
+               "\n".join(bad[:20]))
+    return per_q
+
+
+def test_spread_and_hash(ctx):
+    conf = _rss_conf(ctx.state["dev"])
+    before = _irqs(ctx)
+    _send(ctx)
+    per_q = _check_flows(ctx, conf)
+    nq = ctx.state["nq"]
+    ctx.expect(sorted(per_q) == list(range(nq)),
+               f"flows arrived on queues {sorted(per_q)}, not on all "
+               f"{nq}")
+    after = _irqs(ctx)
+    fired = {n: after[n] - before.get(n, 0) for n in after}
+    diag(f"{ctx.driver}: interrupts per vector during the flows: {fired}")
+    rx_vecs = [n for n in fired if "rx" in n or "rxtx" in n]
+    ctx.expect(len(rx_vecs) >= nq and all(fired[n] for n in rx_vecs),
+               f"not every RX vector fired: {fired}")
+
+
+def test_table_one_queue(ctx):
+    vm, ifn = ctx.vm, ctx.ifname(1)
+    vm.check(f"ethtool -X {ifn} weight 0 1")
+    try:
+        conf = _rss_conf(ctx.state["dev"])
+        ctx.expect(set(conf["table"]) == {1},
+                   f"after ethtool -X weight 0 1 the device's table is "
+                   f"{conf['table']}")
+        _clear(ctx)
+        _send(ctx)
+        _check_flows(ctx, conf, want_queue=1)
+    finally:
+        vm.check(f"ethtool -X {ifn} default")
