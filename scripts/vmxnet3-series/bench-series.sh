@@ -16,6 +16,9 @@
 # Usage: scripts/vmxnet3-series/bench-series.sh [bench.py options]
 #   default options: --exp rx,tx,fwd --reps 3 --seconds 10
 #   --p1-seconds 0 --tx-seconds 10 --fwd-seconds 10
+#   VX3_BENCH_LEVELS="9 10": only those levels (number of patches
+#   applied), e.g. to measure one step again with more repetitions
+#   VX3_BENCH_SERIES_OUT=DIR: results there instead (it is emptied)
 # Results: build/bench-vmxnet3/<N>/ (results.txt per level) and
 # build/bench-vmxnet3/summary.txt (the "vmxnet3 patched / vmxnet3" lines
 # of every level).
@@ -24,7 +27,7 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 SERIES_DIR=$ROOT/scripts/vmxnet3-series
-OUT=$ROOT/build/bench-vmxnet3
+OUT=${VX3_BENCH_SERIES_OUT:-$ROOT/build/bench-vmxnet3}
 KVER=${KVER:-$("$ROOT/scripts/vx3-deps.sh" --kver)}
 BENCH=$ROOT/tools/testing/selftests/drivers/net/vx3/bench/bench.py
 
@@ -47,6 +50,13 @@ levels=(0 ${#net[@]})
 for i in "${!next[@]}"; do
 	levels+=($((${#net[@]} + i + 1)))
 done
+if [ -n "${VX3_BENCH_LEVELS:-}" ]; then
+	for n in $VX3_BENCH_LEVELS; do
+		[[ " ${levels[*]} " == *" $n "* ]] ||
+			{ log "no level $n (levels: ${levels[*]})"; exit 1; }
+	done
+	read -r -a levels <<<"$VX3_BENCH_LEVELS"
+fi
 for n in "${levels[@]}"; do
 	if [ "$n" -eq 0 ]; then
 		what="no patch: the driver as it is, built as the patched ones"
