@@ -49,6 +49,7 @@ modules-lts:
 		cmp -s $$f $(LTS_DIR)/$${f##*/} || cp $$f $(LTS_DIR)/; \
 	done
 	@rm -f $(LTS_DIR)/vx3.mod.c
+	@$(CURDIR)/packaging/compat/vx3-lts-patch.sh $(LTS_KVER) $(LTS_DIR)
 	@$(MAKE) -C /lib/modules/$(LTS_KVER)/build M=$(LTS_DIR) CONFIG_VX3=m \
 		W=1 KCPPFLAGS="-include $(LTS_DIR)/vx3_compat.h" modules
 

@@ -8,7 +8,8 @@
 #      DKMS compat header): clean
 #   4. kernel-doc -Wall -none on every .c/.h: no output
 #   5. and 6. W=1 and sparse again on Debian's 6.12 LTS kernel, with the
-#      DKMS compat layer (packaging/compat/vx3_compat.h) force-included,
+#      DKMS compat layer (packaging/compat/vx3_compat.h) force-included
+#      and its source patches applied (vx3-lts-patch.sh),
 #      as DKMS builds it there
 #
 # Environment:
@@ -170,8 +171,12 @@ else
 	tap ok "${CHECKS[3]}"
 fi
 
-# 5. and 6.: the LTS line, as DKMS builds it (packaging/dkms.conf)
+# 5. and 6.: the LTS line, as DKMS builds it (packaging/dkms.conf): the
+# compat header force-included, the line's source patches applied
+# (packaging/compat/vx3-lts-patch.sh, dkms.conf's PRE_BUILD)
 cp "$COMPAT" "$COPY"/
+"$ROOT/packaging/compat/vx3-lts-patch.sh" \
+	"$(cat "$LTS_KDIR/include/config/kernel.release")" "$COPY"
 build_checks "$LTS_KDIR" lts- 4 KCPPFLAGS="-include $COPY/vx3_compat.h"
 rm -f "$COPY/vx3_compat.h"
 

@@ -17,8 +17,12 @@
 #define VX3_DRV_NAME			"vx3"
 
 #define VX3_RING_MIN			32
-/* The device's last TX queue is the XDP ring; the stack gets the others */
+/* Each RX queue has an XDP ring among the device's TX queues, after the
+ * stack's: with one RX queue the stack gets seven TX queues, with four
+ * (the most) four.
+ */
 #define VX3_MAX_STACK_TXQ		(VX3_MAX_TX_QUEUES - 1)
+#define VX3_MAX_RXQ			(VX3_MAX_TX_QUEUES / 2)
 #define VX3_TX_RING_DEFAULT		512
 #define VX3_RX_RING_DEFAULT		2048
 #define VX3_RX_BODY_RING_DEFAULT	1024
@@ -67,11 +71,11 @@ static inline bool vx3_ring_gen(u32 count, u32 size)
 }
 
 /**
- * vx3_qdesc_rx() - the RX queue descriptor in a queue descriptor table
+ * vx3_qdesc_rx() - the RX queue descriptors in a queue descriptor table
  * @qdesc: the table
- * @num_dev_txq: number of device TX queues in front of it
+ * @num_dev_txq: number of device TX queues in front of them
  *
- * Return: the descriptor of RX queue 0.
+ * Return: the descriptor of RX queue 0, followed by the others.
  */
 static inline struct vx3_rx_queue_desc *vx3_qdesc_rx(void *qdesc,
 						     u32 num_dev_txq)
@@ -82,17 +86,26 @@ static inline struct vx3_rx_queue_desc *vx3_qdesc_rx(void *qdesc,
 /**
  * struct vx3_cfg - a queue and buffer configuration
  * @num_txq: number of stack TX queues (one NAPI vector each)
+ * @num_rxq: number of RX queues, on the first @num_txq vectors
  * @tx_ring: TX ring entries (power of two), the XDP ring's as well
  * @rx_ring: RX ring 0 (head) and ring 1 (body) entries (powers of two)
  * @mtu: MTU the RX buffers are sized for
  * @xdp: an XDP program is attached: XDP headroom, bidirectional mappings
+ * @rss_types: VX3_RSS_HASH_* packet types and fields hashed
+ * @rss_key: Toeplitz key
+ * @rss_indir: the user's indirection table, an RX queue per entry, once
+ *	       set (vx3_rss_indir())
  */
 struct vx3_cfg {
 	u32 num_txq;
+	u32 num_rxq;
 	u32 tx_ring;
 	u32 rx_ring[2];
 	u32 mtu;
 	bool xdp;
+	u16 rss_types;
+	u8 rss_key[VX3_RSS_KEY_SIZE];
+	u8 rss_indir[VX3_RSS_IND_TABLE_SIZE];
 };
 
 /* Counters are arrays of u64_stats_t indexed by these enums, so that
@@ -326,6 +339,8 @@ struct vx3_rx_ring {
  * @headroom: bytes in front of the frame in a head buffer
  * @xdp_prog: XDP program, read once per poll; NULL without one
  * @xdp: packet under assembly for the XDP program
+ * @rss_hash: the device's RSS hash of that packet (its EOP completion)
+ * @rss_type: what @rss_hash covers, VX3_RSS_TYPE_*
  * @xdp_rxq: XDP information of this queue (page_pool memory model)
  * @xdp_tx: the XDP ring, for XDP_TX and ndo_xdp_xmit
  * @stats: counters
@@ -351,6 +366,8 @@ struct vx3_rx_queue {
 	u32 headroom;
 	struct bpf_prog *xdp_prog;
 	struct xdp_buff xdp;
+	u32 rss_hash;
+	u8 rss_type;
 	struct xdp_rxq_info xdp_rxq;
 	struct vx3_tx_ring xdp_tx;
 	struct vx3_rx_stats stats;
@@ -364,7 +381,7 @@ struct vx3_rx_queue {
  * @intr_idx: device interrupt index (= MSI-X entry)
  * @name: IRQ name
  * @tx: the TX queue of this vector
- * @num_rx: number of RX queues in @rx (0 or 1)
+ * @num_rx: number of RX queues in @rx (0 or 1: RX queue n is on vector n)
  * @rx: RX queue(s) of this vector
  */
 struct vx3_vector {
@@ -381,7 +398,9 @@ struct vx3_vector {
 /**
  * struct vx3_qset - every queue of one configuration
  * @cfg: the configuration it was allocated for
- * @num_vec: number of vectors (= stack TX queues; the XDP ring follows)
+ * @num_vec: number of vectors (= stack TX queues)
+ * @num_rxq: number of RX queues, on vectors 0 to @num_rxq - 1; their XDP
+ *	     rings follow the stack's TX queues in the device's
  * @qdesc_size: bytes allocated for @qdesc
  * @qdesc: queue descriptor table: TX queue descriptors, then RX
  * @qdesc_dma: DMA address of @qdesc
@@ -390,6 +409,7 @@ struct vx3_vector {
 struct vx3_qset {
 	struct vx3_cfg cfg;
 	u32 num_vec;
+	u32 num_rxq;
 	size_t qdesc_size;
 	void *qdesc;
 	dma_addr_t qdesc_dma;
@@ -440,9 +460,12 @@ struct vx3_hw_stats {
  * @mf_table_dma: DMA address of @mf_table
  * @pm_conf: wake-up configuration the device reads
  * @pm_conf_dma: DMA address of @pm_conf
+ * @rss_conf: RSS configuration the device reads
+ * @rss_conf_dma: DMA address of @rss_conf
+ * @rss_on: the device was activated with RSS (cmd_lock)
  * @wol: WAKE_* events the user enabled (rtnl)
  * @qs: queues of the running configuration, NULL while down
- * @xdp_tx: the running XDP ring for ndo_xdp_xmit, NULL while down
+ * @xdp_qs: the running queue set, for ndo_xdp_xmit; NULL while down
  * @xdp_prog: the attached XDP program (rtnl), or NULL
  * @cfg: configuration used at the next open
  * @copybreak: rx-copybreak: head buffers up to this length are copied
@@ -473,9 +496,12 @@ struct vx3_priv {
 	dma_addr_t mf_table_dma;
 	struct vx3_pm_conf *pm_conf;
 	dma_addr_t pm_conf_dma;
+	struct vx3_rss_conf *rss_conf;
+	dma_addr_t rss_conf_dma;
+	bool rss_on;
 	u32 wol;
 	struct vx3_qset *qs;
-	struct vx3_tx_ring __rcu *xdp_tx;
+	struct vx3_qset __rcu *xdp_qs;
 	struct bpf_prog *xdp_prog;
 	struct vx3_cfg cfg;
 	u32 copybreak;
@@ -512,6 +538,9 @@ void vx3_write_queue_descs(struct vx3_priv *priv, struct vx3_qset *qs);
 int vx3_activate(struct vx3_priv *priv, struct vx3_qset *qs);
 void vx3_reset_dev(struct vx3_priv *priv);
 void vx3_write_pm_conf(struct vx3_priv *priv, bool arm);
+u32 vx3_rss_indir(const struct vx3_priv *priv, const struct vx3_cfg *cfg,
+		  u32 i);
+void vx3_write_rss_indir(struct vx3_priv *priv);
 void vx3_read_hw_stats(struct vx3_priv *priv, struct vx3_qset *qs,
 		       struct vx3_hw_stats *hw);
 
@@ -578,6 +607,7 @@ bool vx3_xdp_run(struct vx3_rx_queue *rxq, struct bpf_prog *prog,
 		 u32 *flush);
 bool vx3_xdp_tx_clean(struct vx3_rx_queue *rxq, int budget);
 void vx3_xdp_flush(struct vx3_rx_queue *rxq, u32 flush);
+extern const struct xdp_metadata_ops vx3_xdp_metadata_ops;
 
 /* vx3_ethtool.c */
 extern const struct ethtool_ops vx3_ethtool_ops;

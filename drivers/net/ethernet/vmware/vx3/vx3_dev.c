@@ -131,8 +131,10 @@ void vx3_write_mac(struct vx3_priv *priv)
 	spin_unlock_irqrestore(&priv->cmd_lock, flags);
 }
 
-/* The device aggregates (LRO) only together with RX checksum offload */
-static u64 vx3_upt_features(netdev_features_t features)
+/* The device aggregates (LRO) only together with RX checksum offload; RSS
+ * stays as the last activation set it. Caller holds cmd_lock.
+ */
+static u64 vx3_upt_features(struct vx3_priv *priv, netdev_features_t features)
 {
 	u64 upt = 0;
 
@@ -140,6 +142,8 @@ static u64 vx3_upt_features(netdev_features_t features)
 		upt |= VX3_F_RXCSUM;
 	if ((features & NETIF_F_LRO) && (features & NETIF_F_RXCSUM))
 		upt |= VX3_F_LRO;
+	if (priv->rss_on)
+		upt |= VX3_F_RSS;
 	return upt;
 }
 
@@ -153,7 +157,8 @@ void vx3_write_features(struct vx3_priv *priv, netdev_features_t features)
 	unsigned long flags;
 
 	spin_lock_irqsave(&priv->cmd_lock, flags);
-	priv->shared->upt_features = cpu_to_le64(vx3_upt_features(features));
+	priv->shared->upt_features =
+		cpu_to_le64(vx3_upt_features(priv, features));
 	if (priv->active)
 		vx3_cmd_noread(priv, VX3_CMD_UPDATE_FEATURE);
 	spin_unlock_irqrestore(&priv->cmd_lock, flags);
@@ -246,15 +251,14 @@ static void vx3_write_tx_queue_desc(struct vx3_tx_queue_desc *tqd,
  * @priv: driver private data
  * @qs: the queue set; the device is not active
  *
- * The stack's TX queues come first, then the XDP ring, whose completions
- * raise the RX queue's interrupt, then the RX queue. Also clears the
- * fields the device and driver exchange at run time (txNumDeferred,
- * txThreshold, updateRxProd).
+ * The stack's TX queues come first, then the XDP rings, then the RX
+ * queues; an RX queue and its XDP ring raise the interrupt of the vector
+ * that polls them. Also clears the fields the device and driver exchange
+ * at run time (txNumDeferred, txThreshold, updateRxProd).
  */
 void vx3_write_queue_descs(struct vx3_priv *priv, struct vx3_qset *qs)
 {
 	struct vx3_tx_queue_desc *tqd = qs->qdesc;
-	struct vx3_rx_queue *rxq = &qs->vec[0]->rx[0];
 	struct vx3_rx_queue_desc *rqd;
 	u32 i, r;
 
@@ -262,17 +266,97 @@ void vx3_write_queue_descs(struct vx3_priv *priv, struct vx3_qset *qs)
 	for (i = 0; i < qs->num_vec; i++)
 		vx3_write_tx_queue_desc(&tqd[i], &qs->vec[i]->tx,
 					qs->vec[i]->intr_idx);
-	vx3_write_tx_queue_desc(&tqd[qs->num_vec], &rxq->xdp_tx,
-				qs->vec[0]->intr_idx);
 
-	rqd = vx3_qdesc_rx(qs->qdesc, qs->num_vec + 1);
-	for (r = 0; r < 2; r++) {
-		rqd->ring_pa[r] = cpu_to_le64(rxq->ring[r].desc_dma);
-		rqd->ring_size[r] = cpu_to_le32(rxq->ring[r].size);
+	rqd = vx3_qdesc_rx(qs->qdesc, qs->num_vec + qs->num_rxq);
+	for (i = 0; i < qs->num_rxq; i++) {
+		struct vx3_rx_queue *rxq = &qs->vec[i]->rx[0];
+		u8 intr_idx = qs->vec[i]->intr_idx;
+
+		vx3_write_tx_queue_desc(&tqd[qs->num_vec + i], &rxq->xdp_tx,
+					intr_idx);
+		for (r = 0; r < 2; r++) {
+			rqd[i].ring_pa[r] = cpu_to_le64(rxq->ring[r].desc_dma);
+			rqd[i].ring_size[r] = cpu_to_le32(rxq->ring[r].size);
+		}
+		rqd[i].comp_ring_pa = cpu_to_le64(rxq->comp_dma);
+		rqd[i].comp_ring_size = cpu_to_le32(rxq->comp_size);
+		rqd[i].intr_idx = intr_idx;
 	}
-	rqd->comp_ring_pa = cpu_to_le64(rxq->comp_dma);
-	rqd->comp_ring_size = cpu_to_le32(rxq->comp_size);
-	rqd->intr_idx = qs->vec[0]->intr_idx;
+}
+
+/**
+ * vx3_rss_indir() - an entry of a configuration's indirection table
+ * @priv: driver private data
+ * @cfg: the configuration
+ * @i: the entry
+ *
+ * The user's table once set; else the default, which spreads the entries
+ * evenly over the configuration's RX queues and so follows a channel
+ * change. (The core keeps channel counts that a set table names queues
+ * of.)
+ *
+ * Return: the RX queue of entry @i.
+ */
+u32 vx3_rss_indir(const struct vx3_priv *priv, const struct vx3_cfg *cfg,
+		  u32 i)
+{
+	if (netif_is_rxfh_configured(priv->netdev))
+		return cfg->rss_indir[i];
+	return ethtool_rxfh_indir_default(i, cfg->num_rxq);
+}
+
+/**
+ * vx3_write_rss_indir() - give the device the user's indirection table
+ * @priv: driver private data
+ *
+ * Writes the table of @priv->cfg, which the user has just set (the core
+ * marks the table as the user's only after this), also into the running
+ * queue set's configuration. While RSS runs the device reads it again on
+ * UPDATE_RSSIDT; otherwise the next activation takes it.
+ *
+ * Context: rtnl held.
+ */
+void vx3_write_rss_indir(struct vx3_priv *priv)
+{
+	unsigned long flags;
+	u32 i;
+
+	if (priv->qs)
+		memcpy(priv->qs->cfg.rss_indir, priv->cfg.rss_indir,
+		       sizeof(priv->cfg.rss_indir));
+	spin_lock_irqsave(&priv->cmd_lock, flags);
+	for (i = 0; i < VX3_RSS_IND_TABLE_SIZE; i++)
+		priv->rss_conf->ind_table[i] = priv->cfg.rss_indir[i];
+	if (priv->active && priv->rss_on)
+		vx3_cmd_noread(priv, VX3_CMD_UPDATE_RSSIDT);
+	spin_unlock_irqrestore(&priv->cmd_lock, flags);
+}
+
+/* RSS with more than one RX queue, over the fields the user chose (by
+ * default every packet type the device can hash, TCP over its ports as
+ * well); caller holds cmd_lock
+ */
+static void vx3_write_rss_conf(struct vx3_priv *priv, struct vx3_qset *qs)
+{
+	struct vx3_rss_conf *rss = priv->rss_conf;
+	struct vx3_shared *sh = priv->shared;
+	u32 i;
+
+	priv->rss_on = qs->num_rxq > 1;
+	if (!priv->rss_on) {
+		memset(&sh->rss_conf, 0, sizeof(sh->rss_conf));
+		return;
+	}
+	rss->hash_type = cpu_to_le16(qs->cfg.rss_types);
+	rss->hash_func = cpu_to_le16(VX3_RSS_HASH_FUNC_TOEPLITZ);
+	rss->hash_key_size = cpu_to_le16(VX3_RSS_KEY_SIZE);
+	rss->ind_table_size = cpu_to_le16(VX3_RSS_IND_TABLE_SIZE);
+	memcpy(rss->hash_key, qs->cfg.rss_key, VX3_RSS_KEY_SIZE);
+	for (i = 0; i < VX3_RSS_IND_TABLE_SIZE; i++)
+		rss->ind_table[i] = vx3_rss_indir(priv, &qs->cfg, i);
+	sh->rss_conf.ver = cpu_to_le32(VX3_RSS_CONF_VER);
+	sh->rss_conf.len = cpu_to_le32(sizeof(*rss));
+	sh->rss_conf.pa = cpu_to_le64(priv->rss_conf_dma);
 }
 
 /* Caller holds cmd_lock */
@@ -289,14 +373,15 @@ static void vx3_write_shared(struct vx3_priv *priv, struct vx3_qset *qs)
 	sh->gos = cpu_to_le32(gos);
 	sh->rev_spt = cpu_to_le32(VX3_REV_1);
 	sh->upt_spt = cpu_to_le32(VX3_UPT_1);
+	vx3_write_rss_conf(priv, qs);
 	sh->upt_features =
-		cpu_to_le64(vx3_upt_features(priv->netdev->features));
+		cpu_to_le64(vx3_upt_features(priv, priv->netdev->features));
 	sh->queue_desc_pa = cpu_to_le64(qs->qdesc_dma);
 	sh->queue_desc_len = cpu_to_le32(qs->qdesc_size);
 	sh->mtu = cpu_to_le32(qs->cfg.mtu);
 	sh->max_rx_sg = cpu_to_le16(VX3_RX_MAX_SG);
-	sh->num_tx_queues = qs->num_vec + 1;
-	sh->num_rx_queues = 1;
+	sh->num_tx_queues = qs->num_vec + qs->num_rxq;
+	sh->num_rx_queues = qs->num_rxq;
 	sh->auto_mask = 1;
 	sh->num_intrs = priv->num_irqs;
 	sh->event_intr_idx = priv->event_idx;
@@ -420,19 +505,20 @@ void vx3_read_hw_stats(struct vx3_priv *priv, struct vx3_qset *qs,
 	if (!qs)
 		return;
 	tqd = qs->qdesc;
-	rqd = vx3_qdesc_rx(qs->qdesc, qs->num_vec + 1);
+	rqd = vx3_qdesc_rx(qs->qdesc, qs->num_vec + qs->num_rxq);
 
 	spin_lock_irqsave(&priv->cmd_lock, flags);
 	if (priv->active) {
 		vx3_cmd_noread(priv, VX3_CMD_GET_STATS);
-		for (i = 0; i < qs->num_vec + 1; i++) {
+		for (i = 0; i < qs->num_vec + qs->num_rxq; i++) {
 			hw->tx_errors +=
 				le64_to_cpu(tqd[i].stats[VX3_HW_TX_ERRORS]);
 			hw->tx_discards +=
 				le64_to_cpu(tqd[i].stats[VX3_HW_TX_DISCARDS]);
 		}
-		hw->rx_out_of_buf +=
-			le64_to_cpu(rqd->stats[VX3_HW_RX_OUT_OF_BUF]);
+		for (i = 0; i < qs->num_rxq; i++)
+			hw->rx_out_of_buf +=
+				le64_to_cpu(rqd[i].stats[VX3_HW_RX_OUT_OF_BUF]);
 	}
 	spin_unlock_irqrestore(&priv->cmd_lock, flags);
 }

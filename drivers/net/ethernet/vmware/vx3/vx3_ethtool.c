@@ -13,9 +13,6 @@
 
 #include "vx3.h"
 
-/* The device receives on RX queue 0 only, so the driver has exactly one */
-#define VX3_ETHTOOL_NUM_RXQ	1
-
 /* The RX completion ring needs an entry for every buffer of RX rings 0 and
  * 1; with both rings at their maximum it is exactly full, so no accepted
  * ring size can overflow it.
@@ -104,8 +101,8 @@ static u32 vx3_stat_count(const char * const *names, u32 n)
 	return count;
 }
 
-/* TX queues listed by ethtool -S: the running ones of @qs while up, else
- * the configured ones (their counters read as 0).
+/* Queues listed by ethtool -S: the running ones of @qs while up, else the
+ * configured ones (their counters read as 0).
  *
  * The ethtool core calls get_sset_count, get_strings and get_ethtool_stats
  * with rtnl held, and sizes its buffer from get_sset_count under the same
@@ -119,11 +116,17 @@ static u32 vx3_stats_num_txq(const struct vx3_priv *priv,
 	return qs ? qs->num_vec : priv->cfg.num_txq;
 }
 
-static struct vx3_rx_queue *vx3_stats_rxq(struct vx3_qset *qs)
+static u32 vx3_stats_num_rxq(const struct vx3_priv *priv,
+			     const struct vx3_qset *qs)
 {
-	if (!qs || !qs->num_vec || !qs->vec[0]->num_rx)
+	return qs ? qs->num_rxq : priv->cfg.num_rxq;
+}
+
+static struct vx3_rx_queue *vx3_stats_rxq(struct vx3_qset *qs, u32 q)
+{
+	if (!qs || q >= qs->num_rxq)
 		return NULL;
-	return &qs->vec[0]->rx[0];
+	return &qs->vec[q]->rx[0];
 }
 
 static struct vx3_tx_ring *vx3_stats_txq(struct vx3_qset *qs, u32 q)
@@ -236,18 +239,24 @@ static int vx3_set_ringparam(struct net_device *netdev,
 	return vx3_reconfigure(priv, &cfg, extack);
 }
 
-/* Channels: one combined channel is the vector that carries TX queue 0 and
- * the only RX queue; every further TX queue is a TX-only channel.
+/* Channels: combined channel n is vector n with TX queue n and RX queue n;
+ * the TX queues after the RX ones are TX-only channels. Each RX queue
+ * has an XDP ring among the device's TX queues as well.
  */
+static u32 vx3_max_combined(const struct vx3_priv *priv)
+{
+	return min_t(u32, vx3_max_txq(priv), VX3_MAX_RXQ);
+}
+
 static void vx3_get_channels(struct net_device *netdev,
 			     struct ethtool_channels *ch)
 {
 	struct vx3_priv *priv = netdev_priv(netdev);
 
-	ch->max_combined = 1;
+	ch->max_combined = vx3_max_combined(priv);
 	ch->max_tx = vx3_max_txq(priv) - 1;
-	ch->combined_count = 1;
-	ch->tx_count = priv->cfg.num_txq - 1;
+	ch->combined_count = priv->cfg.num_rxq;
+	ch->tx_count = priv->cfg.num_txq - priv->cfg.num_rxq;
 }
 
 static int vx3_set_channels(struct net_device *netdev,
@@ -256,15 +265,178 @@ static int vx3_set_channels(struct net_device *netdev,
 	struct vx3_priv *priv = netdev_priv(netdev);
 	struct vx3_cfg cfg = priv->cfg;
 
-	/* The core has checked the counts against the maxima reported by
-	 * vx3_get_channels() (one combined channel, no rx or other ones) and
-	 * refused a configuration without RX, with the reason in extack.
+	/* The core has checked each count against the maxima reported by
+	 * vx3_get_channels() (no rx or other channels) and refused a
+	 * configuration without RX, or with fewer RX queues than the
+	 * user's indirection table names, with the reason in extack. The
+	 * sums are vx3's to check; this callback has no extack.
 	 */
-	cfg.num_txq = ch->tx_count + 1;
-	if (cfg.num_txq == priv->cfg.num_txq)
+	cfg.num_rxq = ch->combined_count;
+	cfg.num_txq = ch->combined_count + ch->tx_count;
+	if (cfg.num_txq > vx3_max_txq(priv)) {
+		netdev_err(netdev, "%u combined and %u tx channels: at most %u TX queues in all\n",
+			   ch->combined_count, ch->tx_count,
+			   vx3_max_txq(priv));
+		return -EINVAL;
+	}
+	if (cfg.num_txq + cfg.num_rxq > VX3_MAX_TX_QUEUES) {
+		netdev_err(netdev, "%u combined and %u tx channels: the device has %u TX queues, for TX queues and one XDP ring per RX queue\n",
+			   ch->combined_count, ch->tx_count,
+			   VX3_MAX_TX_QUEUES);
+		return -EINVAL;
+	}
+	if (cfg.num_txq == priv->cfg.num_txq &&
+	    cfg.num_rxq == priv->cfg.num_rxq)
 		return 0;
 
 	return vx3_reconfigure(priv, &cfg, NULL);
+}
+
+static u32 vx3_get_rx_ring_count(struct net_device *netdev)
+{
+	struct vx3_priv *priv = netdev_priv(netdev);
+
+	return priv->cfg.num_rxq;
+}
+
+static u32 vx3_get_rxfh_key_size(struct net_device *netdev)
+{
+	return VX3_RSS_KEY_SIZE;
+}
+
+static u32 vx3_get_rxfh_indir_size(struct net_device *netdev)
+{
+	return VX3_RSS_IND_TABLE_SIZE;
+}
+
+static int vx3_get_rxfh(struct net_device *netdev,
+			struct ethtool_rxfh_param *rxfh)
+{
+	struct vx3_priv *priv = netdev_priv(netdev);
+	u32 i;
+
+	rxfh->hfunc = ETH_RSS_HASH_TOP;
+	if (rxfh->key)
+		memcpy(rxfh->key, priv->cfg.rss_key, VX3_RSS_KEY_SIZE);
+	if (rxfh->indir)
+		for (i = 0; i < VX3_RSS_IND_TABLE_SIZE; i++)
+			rxfh->indir[i] = vx3_rss_indir(priv, &priv->cfg, i);
+	return 0;
+}
+
+/* A new key takes effect at an activation: the queues are replaced under
+ * it as for any reconfiguration, new ones first. A new table alone goes
+ * to the running device (UPDATE_RSSIDT).
+ */
+static int vx3_set_rxfh(struct net_device *netdev,
+			struct ethtool_rxfh_param *rxfh,
+			struct netlink_ext_ack *extack)
+{
+	struct vx3_priv *priv = netdev_priv(netdev);
+	struct vx3_cfg cfg = priv->cfg;
+	int err;
+	u32 i;
+
+	/* The core has checked the key size, the table size and that every
+	 * entry names an RX queue, and allows no further contexts.
+	 */
+	if (rxfh->hfunc != ETH_RSS_HASH_NO_CHANGE &&
+	    rxfh->hfunc != ETH_RSS_HASH_TOP) {
+		NL_SET_ERR_MSG_MOD(extack,
+				   "the device hashes with Toeplitz only");
+		return -EOPNOTSUPP;
+	}
+	if (rxfh->input_xfrm != RXH_XFRM_NO_CHANGE && rxfh->input_xfrm) {
+		NL_SET_ERR_MSG_MOD(extack,
+				   "the device has no input transformation");
+		return -EOPNOTSUPP;
+	}
+
+	if (rxfh->key) {
+		memcpy(cfg.rss_key, rxfh->key, VX3_RSS_KEY_SIZE);
+		err = vx3_reconfigure(priv, &cfg, extack);
+		if (err)
+			return err;
+	}
+	if (rxfh->indir) {
+		for (i = 0; i < VX3_RSS_IND_TABLE_SIZE; i++)
+			priv->cfg.rss_indir[i] = rxfh->indir[i];
+		vx3_write_rss_indir(priv);
+	}
+	return 0;
+}
+
+/* The fields hashed per flow type: IP addresses for every IP packet, TCP
+ * ports too where the user keeps them (the default)
+ */
+static u32 vx3_rss_fields(const struct vx3_cfg *cfg, u32 flow_type)
+{
+	u16 l3, l4;
+
+	switch (flow_type) {
+	case TCP_V4_FLOW:
+	case UDP_V4_FLOW:
+	case SCTP_V4_FLOW:
+	case AH_ESP_V4_FLOW:
+	case IPV4_FLOW:
+		l3 = VX3_RSS_HASH_IPV4;
+		l4 = flow_type == TCP_V4_FLOW ? VX3_RSS_HASH_TCP_IPV4 : 0;
+		break;
+	case TCP_V6_FLOW:
+	case UDP_V6_FLOW:
+	case SCTP_V6_FLOW:
+	case AH_ESP_V6_FLOW:
+	case IPV6_FLOW:
+		l3 = VX3_RSS_HASH_IPV6;
+		l4 = flow_type == TCP_V6_FLOW ? VX3_RSS_HASH_TCP_IPV6 : 0;
+		break;
+	default:
+		return 0;
+	}
+	if (cfg->rss_types & l4)
+		return RXH_IP_SRC | RXH_IP_DST | RXH_L4_B_0_1 | RXH_L4_B_2_3;
+	if (cfg->rss_types & l3)
+		return RXH_IP_SRC | RXH_IP_DST;
+	return 0;
+}
+
+static int vx3_get_rxfh_fields(struct net_device *netdev,
+			       struct ethtool_rxfh_fields *fields)
+{
+	struct vx3_priv *priv = netdev_priv(netdev);
+
+	fields->data = vx3_rss_fields(&priv->cfg, fields->flow_type);
+	return 0;
+}
+
+/* TCP over IPv4 or IPv6 hashes over addresses and ports, or addresses
+ * only; every other IP packet over its addresses. The hash types take
+ * effect at an activation, like the key.
+ */
+static int vx3_set_rxfh_fields(struct net_device *netdev,
+			       const struct ethtool_rxfh_fields *fields,
+			       struct netlink_ext_ack *extack)
+{
+	const u32 l3 = RXH_IP_SRC | RXH_IP_DST;
+	const u32 l4 = l3 | RXH_L4_B_0_1 | RXH_L4_B_2_3;
+	struct vx3_priv *priv = netdev_priv(netdev);
+	struct vx3_cfg cfg = priv->cfg;
+	u16 bit = 0;
+
+	if (fields->data == vx3_rss_fields(&cfg, fields->flow_type))
+		return 0;
+	if (fields->flow_type == TCP_V4_FLOW)
+		bit = VX3_RSS_HASH_TCP_IPV4;
+	else if (fields->flow_type == TCP_V6_FLOW)
+		bit = VX3_RSS_HASH_TCP_IPV6;
+	if (!bit || (fields->data != l3 && fields->data != l4)) {
+		NL_SET_ERR_MSG_MOD(extack,
+				   "the device hashes TCP over IP addresses and optionally ports, other IP packets over addresses only");
+		return -EINVAL;
+	}
+
+	cfg.rss_types ^= bit;
+	return vx3_reconfigure(priv, &cfg, extack);
 }
 
 static int vx3_get_tunable(struct net_device *netdev,
@@ -309,7 +481,7 @@ static int vx3_get_sset_count(struct net_device *netdev, int sset)
 		return -EOPNOTSUPP;
 
 	ASSERT_RTNL();
-	return VX3_ETHTOOL_NUM_RXQ *
+	return vx3_stats_num_rxq(priv, priv->qs) *
 	       (vx3_stat_count(vx3_rx_stat_names, VX3_RXS_NUM) +
 		vx3_stat_count(vx3_xdp_tx_stat_names, VX3_TXS_NUM) +
 		vx3_stat_count(vx3_xdp_txc_stat_names, VX3_TXCS_NUM)) +
@@ -332,12 +504,14 @@ static void vx3_put_stat_names(u8 **data, const char *dir, u32 q,
 static void vx3_get_strings(struct net_device *netdev, u32 sset, u8 *data)
 {
 	struct vx3_priv *priv = netdev_priv(netdev);
-	u32 num_txq, q;
+	u32 num_rxq, num_txq, q;
 
 	if (sset != ETH_SS_STATS)
 		return;
 
-	for (q = 0; q < VX3_ETHTOOL_NUM_RXQ; q++) {
+	ASSERT_RTNL();
+	num_rxq = vx3_stats_num_rxq(priv, priv->qs);
+	for (q = 0; q < num_rxq; q++) {
 		vx3_put_stat_names(&data, "rx", q, vx3_rx_stat_names,
 				   VX3_RXS_NUM);
 		vx3_put_stat_names(&data, "xdp", q, vx3_xdp_tx_stat_names,
@@ -346,7 +520,6 @@ static void vx3_get_strings(struct net_device *netdev, u32 sset, u8 *data)
 				   VX3_TXCS_NUM);
 	}
 
-	ASSERT_RTNL();
 	num_txq = vx3_stats_num_txq(priv, priv->qs);
 	for (q = 0; q < num_txq; q++) {
 		vx3_put_stat_names(&data, "tx", q, vx3_tx_stat_names,
@@ -382,21 +555,24 @@ static void vx3_get_ethtool_stats(struct net_device *netdev,
 	struct vx3_rx_queue *rxq;
 	struct vx3_tx_ring *tx;
 	struct vx3_qset *qs;
-	u32 num_txq, q;
+	u32 num_rxq, num_txq, q;
 
 	ASSERT_RTNL();
 	qs = priv->qs;
-	rxq = vx3_stats_rxq(qs);
-	vx3_put_stats(&data, rxq ? rxq->stats.cnt : NULL,
-		      rxq ? &rxq->stats.syncp : NULL, vx3_rx_stat_names,
-		      VX3_RXS_NUM);
-	tx = rxq ? &rxq->xdp_tx : NULL;
-	vx3_put_stats(&data, tx ? tx->stats.cnt : NULL,
-		      tx ? &tx->stats.syncp : NULL,
-		      vx3_xdp_tx_stat_names, VX3_TXS_NUM);
-	vx3_put_stats(&data, tx ? tx->cstats.cnt : NULL,
-		      tx ? &tx->cstats.syncp : NULL,
-		      vx3_xdp_txc_stat_names, VX3_TXCS_NUM);
+	num_rxq = vx3_stats_num_rxq(priv, qs);
+	for (q = 0; q < num_rxq; q++) {
+		rxq = vx3_stats_rxq(qs, q);
+		vx3_put_stats(&data, rxq ? rxq->stats.cnt : NULL,
+			      rxq ? &rxq->stats.syncp : NULL,
+			      vx3_rx_stat_names, VX3_RXS_NUM);
+		tx = rxq ? &rxq->xdp_tx : NULL;
+		vx3_put_stats(&data, tx ? tx->stats.cnt : NULL,
+			      tx ? &tx->stats.syncp : NULL,
+			      vx3_xdp_tx_stat_names, VX3_TXS_NUM);
+		vx3_put_stats(&data, tx ? tx->cstats.cnt : NULL,
+			      tx ? &tx->cstats.syncp : NULL,
+			      vx3_xdp_txc_stat_names, VX3_TXCS_NUM);
+	}
 
 	num_txq = vx3_stats_num_txq(priv, qs);
 	for (q = 0; q < num_txq; q++) {
@@ -454,6 +630,13 @@ const struct ethtool_ops vx3_ethtool_ops = {
 	.set_ringparam			= vx3_set_ringparam,
 	.get_channels			= vx3_get_channels,
 	.set_channels			= vx3_set_channels,
+	.get_rx_ring_count		= vx3_get_rx_ring_count,
+	.get_rxfh_key_size		= vx3_get_rxfh_key_size,
+	.get_rxfh_indir_size		= vx3_get_rxfh_indir_size,
+	.get_rxfh			= vx3_get_rxfh,
+	.set_rxfh			= vx3_set_rxfh,
+	.get_rxfh_fields		= vx3_get_rxfh_fields,
+	.set_rxfh_fields		= vx3_set_rxfh_fields,
 	.get_tunable			= vx3_get_tunable,
 	.set_tunable			= vx3_set_tunable,
 	.get_sset_count			= vx3_get_sset_count,

@@ -43,6 +43,7 @@
 #define VX3_CMD_UPDATE_RX_MODE		0xcafe0003U
 #define VX3_CMD_UPDATE_MAC_FILTERS	0xcafe0004U
 #define VX3_CMD_UPDATE_VLAN_FILTERS	0xcafe0005U
+#define VX3_CMD_UPDATE_RSSIDT		0xcafe0006U
 #define VX3_CMD_UPDATE_PMCFG		0xcafe0008U
 #define VX3_CMD_UPDATE_FEATURE		0xcafe0009U
 #define VX3_CMD_GET_STATS		0xf00d0001U
@@ -108,6 +109,41 @@ struct vx3_conf_desc {
 	__le32 len;
 	__le64 pa;
 };
+
+/* RSS configuration, read at activation when VX3_F_RSS is set with more
+ * than one RX queue; the indirection table again on VX3_CMD_UPDATE_RSSIDT
+ */
+#define VX3_RSS_CONF_VER		1
+#define VX3_RSS_KEY_SIZE		40
+#define VX3_RSS_IND_TABLE_SIZE		128
+#define VX3_RSS_HASH_FUNC_TOEPLITZ	1
+
+/* vx3_rss_conf.hash_type: the packets hashed, and over which fields */
+#define VX3_RSS_HASH_IPV4		BIT(0)	/* IPv4 addresses */
+#define VX3_RSS_HASH_TCP_IPV4		BIT(1)	/* and TCP ports */
+#define VX3_RSS_HASH_IPV6		BIT(2)	/* IPv6 addresses */
+#define VX3_RSS_HASH_TCP_IPV6		BIT(3)	/* and TCP ports */
+
+/**
+ * struct vx3_rss_conf - the RSS configuration the device reads
+ * @hash_type: VX3_RSS_HASH_* packet types and fields to hash
+ * @hash_func: VX3_RSS_HASH_FUNC_TOEPLITZ
+ * @hash_key_size: bytes of @hash_key used
+ * @ind_table_size: entries of @ind_table used
+ * @hash_key: Toeplitz key
+ * @ind_table: RX queue of each hash value modulo @ind_table_size
+ */
+struct vx3_rss_conf {
+	__le16 hash_type;
+	__le16 hash_func;
+	__le16 hash_key_size;
+	__le16 ind_table_size;
+	u8 hash_key[VX3_RSS_KEY_SIZE];
+	u8 ind_table[VX3_RSS_IND_TABLE_SIZE];
+};
+
+static_assert(offsetof(struct vx3_rss_conf, hash_key) == 8);
+static_assert(sizeof(struct vx3_rss_conf) == 176);
 
 /* Power management configuration, read on VX3_CMD_UPDATE_PMCFG */
 #define VX3_PM_CONF_VER			1
@@ -183,7 +219,7 @@ static_assert(sizeof(struct vx3_pm_conf) == 920);
  * @pad2: reserved
  * @mf_table_pa: DMA address of the multicast table
  * @vf_table: VLAN filter bitmap
- * @rss_conf: RSS configuration descriptor, unused
+ * @rss_conf: location of the RSS configuration
  * @pm_conf: location of the power management configuration
  * @plugin_conf: plugin configuration descriptor, unused
  * @ecr: event cause bits, written by the device
@@ -217,7 +253,7 @@ struct vx3_shared {
 	__le16 pad2;
 	__le64 mf_table_pa;
 	__le32 vf_table[VX3_VF_TABLE_WORDS];
-	__le32 rss_conf[4];
+	struct vx3_conf_desc rss_conf;
 	struct vx3_conf_desc pm_conf;
 	__le32 plugin_conf[4];
 	__le32 ecr;
@@ -230,6 +266,7 @@ static_assert(offsetof(struct vx3_shared, auto_mask) == 0x50);
 static_assert(offsetof(struct vx3_shared, intr_ctrl) == 0x6c);
 static_assert(offsetof(struct vx3_shared, rx_mode) == 0x78);
 static_assert(offsetof(struct vx3_shared, vf_table) == 0x88);
+static_assert(offsetof(struct vx3_shared, rss_conf) == 0x288);
 static_assert(offsetof(struct vx3_shared, pm_conf) == 0x298);
 static_assert(offsetof(struct vx3_shared, ecr) == 0x2b8);
 static_assert(sizeof(struct vx3_shared) == 0x2d0);
@@ -402,7 +439,15 @@ static_assert(sizeof(struct vx3_desc) == 16);
 #define VX3_RXC_EOP			BIT(14)
 #define VX3_RXC_SOP			BIT(15)
 #define VX3_RXC_RQID			GENMASK(25, 16)
+#define VX3_RXC_RSS_TYPE		GENMASK(29, 26)
 #define VX3_RXC_CNC			BIT(30)
+/* RX completion, w1: the RSS hash (rssHash) */
+/* VX3_RXC_RSS_TYPE values: what the hash was computed over */
+#define VX3_RSS_TYPE_NONE		0
+#define VX3_RSS_TYPE_IPV4		1
+#define VX3_RSS_TYPE_TCP_IPV4		2
+#define VX3_RSS_TYPE_IPV6		3
+#define VX3_RSS_TYPE_TCP_IPV6		4
 /* RX completion, w2 */
 #define VX3_RXC_LEN			GENMASK(13, 0)
 #define VX3_RXC_ERR			BIT(14)

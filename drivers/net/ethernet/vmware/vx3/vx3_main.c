@@ -14,7 +14,8 @@
  * @priv: driver private data
  *
  * Return: 1 with MSI or INTx, else one per MSI-X vector but the event
- * one, and at most one less than the device has: the last is XDP's.
+ * one, and at most one less than the device has: with one RX queue, the
+ * last is its XDP ring (each further RX queue takes one more).
  */
 u32 vx3_max_txq(const struct vx3_priv *priv)
 {
@@ -190,7 +191,7 @@ int vx3_up(struct vx3_priv *priv, struct vx3_qset *qs)
 	if (err)
 		return err;
 
-	err = netif_set_real_num_tx_queues(netdev, qs->num_vec);
+	err = netif_set_real_num_queues(netdev, qs->num_vec, qs->num_rxq);
 	if (err)
 		return err;
 
@@ -201,7 +202,8 @@ int vx3_up(struct vx3_priv *priv, struct vx3_qset *qs)
 	err = vx3_activate(priv, qs);
 	if (err)
 		goto err_irqs;
-	vx3_rx_queue_write_prod(&qs->vec[0]->rx[0]);
+	for (i = 0; i < qs->num_rxq; i++)
+		vx3_rx_queue_write_prod(&qs->vec[i]->rx[0]);
 
 	for (i = 0; i < qs->num_vec; i++) {
 		struct vx3_vector *vec = qs->vec[i];
@@ -210,7 +212,7 @@ int vx3_up(struct vx3_priv *priv, struct vx3_qset *qs)
 		netif_queue_set_napi(netdev, i, NETDEV_QUEUE_TYPE_TX,
 				     &vec->napi);
 		if (vec->num_rx)
-			netif_queue_set_napi(netdev, 0, NETDEV_QUEUE_TYPE_RX,
+			netif_queue_set_napi(netdev, i, NETDEV_QUEUE_TYPE_RX,
 					     &vec->napi);
 	}
 
@@ -220,7 +222,7 @@ int vx3_up(struct vx3_priv *priv, struct vx3_qset *qs)
 		vx3_irq_unmask(priv, priv->event_idx);
 
 	vx3_update_link(priv);
-	rcu_assign_pointer(priv->xdp_tx, &qs->vec[0]->rx[0].xdp_tx);
+	rcu_assign_pointer(priv->xdp_qs, qs);
 	/* Wake, not just start: packets the qdisc held while the device
 	 * was reset or reconfigured go out without waiting for a new one.
 	 */
@@ -252,8 +254,8 @@ void vx3_down(struct vx3_priv *priv, struct vx3_qset *qs)
 	struct net_device *netdev = priv->netdev;
 	u32 i;
 
-	/* No ndo_xdp_xmit may post to the XDP ring once it is drained */
-	RCU_INIT_POINTER(priv->xdp_tx, NULL);
+	/* No ndo_xdp_xmit may post to an XDP ring once it is drained */
+	RCU_INIT_POINTER(priv->xdp_qs, NULL);
 	synchronize_net();
 
 	/* The device clears its counters at the next activation */
@@ -271,7 +273,7 @@ void vx3_down(struct vx3_priv *priv, struct vx3_qset *qs)
 		napi_disable(&vec->napi);
 		netif_queue_set_napi(netdev, i, NETDEV_QUEUE_TYPE_TX, NULL);
 		if (vec->num_rx)
-			netif_queue_set_napi(netdev, 0, NETDEV_QUEUE_TYPE_RX,
+			netif_queue_set_napi(netdev, i, NETDEV_QUEUE_TYPE_RX,
 					     NULL);
 	}
 	/* With the carrier on, the watchdog checks stopped queues: their
@@ -387,7 +389,11 @@ static int vx3_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 					     &priv->mf_table_dma, GFP_KERNEL);
 	priv->pm_conf = dmam_alloc_coherent(&pdev->dev, sizeof(*priv->pm_conf),
 					    &priv->pm_conf_dma, GFP_KERNEL);
-	if (!priv->shared || !priv->mf_table || !priv->pm_conf) {
+	priv->rss_conf = dmam_alloc_coherent(&pdev->dev,
+					     sizeof(*priv->rss_conf),
+					     &priv->rss_conf_dma, GFP_KERNEL);
+	if (!priv->shared || !priv->mf_table || !priv->pm_conf ||
+	    !priv->rss_conf) {
 		err = -ENOMEM;
 		goto err_clear_master;
 	}
@@ -402,8 +408,16 @@ static int vx3_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		dev_err(&pdev->dev, "cannot allocate interrupts: %d\n", err);
 		goto err_clear_master;
 	}
-	priv->cfg.num_txq = min_t(u32, vx3_max_txq(priv),
+	/* One combined channel (a TX and an RX queue on one vector) per
+	 * default RSS queue, as far as the device has queues and vectors
+	 */
+	priv->cfg.num_rxq = min_t(u32, vx3_max_txq(priv),
 				  netif_get_num_default_rss_queues());
+	priv->cfg.num_rxq = min_t(u32, priv->cfg.num_rxq, VX3_MAX_RXQ);
+	priv->cfg.num_txq = priv->cfg.num_rxq;
+	netdev_rss_key_fill(priv->cfg.rss_key, sizeof(priv->cfg.rss_key));
+	priv->cfg.rss_types = VX3_RSS_HASH_IPV4 | VX3_RSS_HASH_TCP_IPV4 |
+			      VX3_RSS_HASH_IPV6 | VX3_RSS_HASH_TCP_IPV6;
 	/* The core spreads the queue vectors over the CPUs (vector i on the
 	 * i-th CPU near the device), follows the user's changes of their
 	 * affinity and sets it again on every vector that replaces one

@@ -61,14 +61,14 @@ static void vx3_free_vector_queues(struct vx3_vector *vec)
 	__netif_napi_del(&vec->napi);
 }
 
-/* Vector @idx of @nvec: TX queue @idx, and vector 0 the RX queue with its
- * XDP ring, device TX queue @nvec
+/* Vector @idx of @cfg->num_txq: TX queue @idx, and if @idx is below
+ * @cfg->num_rxq RX queue @idx with its XDP ring, device TX queue
+ * @cfg->num_txq + @idx
  */
 static struct vx3_vector *vx3_alloc_vector(struct vx3_priv *priv,
-					   const struct vx3_cfg *cfg, u16 idx,
-					   u16 nvec)
+					   const struct vx3_cfg *cfg, u16 idx)
 {
-	u32 num_rx = idx ? 0 : 1;
+	u32 num_rx = idx < cfg->num_rxq ? 1 : 0;
 	struct vx3_vector *vec;
 	int err;
 
@@ -94,8 +94,8 @@ static struct vx3_vector *vx3_alloc_vector(struct vx3_priv *priv,
 		goto err_free;
 	}
 	if (num_rx) {
-		err = vx3_rx_queue_alloc(priv, &vec->rx[0], &vec->napi, 0,
-					 nvec, cfg);
+		err = vx3_rx_queue_alloc(priv, &vec->rx[0], &vec->napi, idx,
+					 cfg->num_txq + idx, cfg);
 		if (err) {
 			vec->num_rx = 0;
 			goto err_free;
@@ -134,33 +134,35 @@ void vx3_free_qset(struct vx3_priv *priv, struct vx3_qset *qs)
 }
 
 /* Bytes of the queue descriptor table: @num_dev_txq TX queue descriptors,
- * then the one of the RX queue
+ * then those of the @num_rxq RX queues
  */
-static size_t vx3_qdesc_size(u32 num_dev_txq)
+static size_t vx3_qdesc_size(u32 num_dev_txq, u32 num_rxq)
 {
 	return num_dev_txq * sizeof(struct vx3_tx_queue_desc) +
-	       sizeof(struct vx3_rx_queue_desc);
+	       num_rxq * sizeof(struct vx3_rx_queue_desc);
 }
 
 /**
  * vx3_alloc_qset() - allocate every queue of a configuration
  * @priv: driver private data
- * @cfg: the configuration
+ * @cfg: the configuration; its queue counts are valid for the device
+ *	(vx3_max_txq(), VX3_MAX_RXQ, at most one RX queue per TX queue)
  *
  * Return: the queue set, or NULL if memory ran out.
  */
 struct vx3_qset *vx3_alloc_qset(struct vx3_priv *priv,
 				const struct vx3_cfg *cfg)
 {
-	u32 nvec = min(cfg->num_txq, vx3_max_txq(priv));
+	u32 nvec = cfg->num_txq;
 	struct vx3_qset *qs;
 
 	qs = kzalloc_obj(*qs, GFP_KERNEL);
 	if (!qs)
 		return NULL;
 	qs->cfg = *cfg;
+	qs->num_rxq = cfg->num_rxq;
 
-	qs->qdesc_size = vx3_qdesc_size(nvec + 1);
+	qs->qdesc_size = vx3_qdesc_size(nvec + qs->num_rxq, qs->num_rxq);
 	qs->qdesc = dma_alloc_coherent(&priv->pdev->dev, qs->qdesc_size,
 				       &qs->qdesc_dma, GFP_KERNEL);
 	if (!qs->qdesc)
@@ -168,7 +170,7 @@ struct vx3_qset *vx3_alloc_qset(struct vx3_priv *priv,
 
 	for (qs->num_vec = 0; qs->num_vec < nvec; qs->num_vec++) {
 		qs->vec[qs->num_vec] = vx3_alloc_vector(priv, cfg,
-							qs->num_vec, nvec);
+							qs->num_vec);
 		if (!qs->vec[qs->num_vec])
 			goto err_free;
 	}
@@ -192,14 +194,16 @@ int vx3_qset_reset(struct vx3_qset *qs)
 	u32 i, r;
 	int err;
 
-	/* The XDP ring follows the stack's TX queues */
-	rqd = vx3_qdesc_rx(qs->qdesc, qs->num_vec + 1);
+	/* The XDP rings follow the stack's TX queues; RX queue i and its
+	 * XDP ring are on vector i
+	 */
+	rqd = vx3_qdesc_rx(qs->qdesc, qs->num_vec + qs->num_rxq);
 	for (i = 0; i < qs->num_vec; i++) {
 		vx3_tx_ring_reset(&qs->vec[i]->tx, &tqd[i]);
 		for (r = 0; r < qs->vec[i]->num_rx; r++) {
 			vx3_tx_ring_reset(&qs->vec[i]->rx[r].xdp_tx,
-					  &tqd[qs->num_vec + r]);
-			err = vx3_rx_queue_reset(&qs->vec[i]->rx[r], &rqd[r]);
+					  &tqd[qs->num_vec + i]);
+			err = vx3_rx_queue_reset(&qs->vec[i]->rx[r], &rqd[i]);
 			if (err)
 				return err;
 		}

@@ -146,10 +146,10 @@ static void vx3_stats_add_tx(const struct vx3_tx_ring *tx,
  */
 static void vx3_stats_add_xdp(struct vx3_qset *qs, struct vx3_base_stats *t)
 {
-	u32 r;
+	u32 i;
 
-	for (r = 0; qs && r < qs->vec[0]->num_rx; r++)
-		vx3_stats_add_tx(&qs->vec[0]->rx[r].xdp_tx, t);
+	for (i = 0; qs && i < qs->num_rxq; i++)
+		vx3_stats_add_tx(&qs->vec[i]->rx[0].xdp_tx, t);
 }
 
 /* Add the counters of every queue of @qs to @t */
@@ -440,9 +440,9 @@ static void vx3_get_queue_stats_rx(struct net_device *netdev, int idx,
 	 * every real queue when it sums the device totals, also while the
 	 * interface is down and has no queues: leave those undefined.
 	 */
-	if (!priv->qs || idx >= priv->qs->vec[0]->num_rx)
+	if (!priv->qs || idx >= priv->qs->num_rxq)
 		return;
-	rxq = &priv->qs->vec[0]->rx[idx];
+	rxq = &priv->qs->vec[idx]->rx[0];
 	vx3_stats_fetch(rxq->stats.cnt, &rxq->stats.syncp, c, VX3_RXS_NUM);
 	vx3_fill_queue_stats_rx(stats, c);
 }
@@ -523,7 +523,8 @@ struct net_device *vx3_alloc_netdev(struct pci_dev *pdev)
 	struct net_device *netdev;
 	struct vx3_priv *priv;
 
-	netdev = alloc_etherdev_mqs(sizeof(*priv), VX3_MAX_STACK_TXQ, 1);
+	netdev = alloc_etherdev_mqs(sizeof(*priv), VX3_MAX_STACK_TXQ,
+				    VX3_MAX_RXQ);
 	if (!netdev)
 		return NULL;
 	SET_NETDEV_DEV(netdev, &pdev->dev);
@@ -537,6 +538,7 @@ struct net_device *vx3_alloc_netdev(struct pci_dev *pdev)
 					  NETIF_MSG_LINK);
 	priv->copybreak = VX3_RX_COPYBREAK_DEFAULT;
 	priv->cfg.num_txq = 1;
+	priv->cfg.num_rxq = 1;
 	priv->cfg.tx_ring = VX3_TX_RING_DEFAULT;
 	priv->cfg.rx_ring[0] = VX3_RX_RING_DEFAULT;
 	priv->cfg.rx_ring[1] = VX3_RX_BODY_RING_DEFAULT;
@@ -545,6 +547,7 @@ struct net_device *vx3_alloc_netdev(struct pci_dev *pdev)
 	netdev->netdev_ops = &vx3_netdev_ops;
 	netdev->stat_ops = &vx3_stat_ops;
 	netdev->ethtool_ops = &vx3_ethtool_ops;
+	netdev->xdp_metadata_ops = &vx3_xdp_metadata_ops;
 	netdev->watchdog_timeo = 5 * HZ;
 	netdev->min_mtu = ETH_MIN_MTU;
 	netdev->max_mtu = VX3_MAX_MTU;
@@ -554,12 +557,13 @@ struct net_device *vx3_alloc_netdev(struct pci_dev *pdev)
 	 * resegmented into the original packets, so they are LRO, not
 	 * GRO_HW. The device strips 802.1ad outer tags as well as 802.1Q
 	 * ones without saying which: tag stripping is not offered. Its VLAN
-	 * filter works on the outer tag of either kind.
+	 * filter works on the outer tag of either kind. RXHASH passes on the
+	 * device's RSS hash, which it computes with more than one RX queue.
 	 */
 	netdev->hw_features = NETIF_F_SG | NETIF_F_IP_CSUM | NETIF_F_IPV6_CSUM |
 			      NETIF_F_TSO | NETIF_F_TSO6 | NETIF_F_RXCSUM |
 			      NETIF_F_LRO | NETIF_F_HW_VLAN_CTAG_TX |
-			      NETIF_F_HW_VLAN_CTAG_FILTER;
+			      NETIF_F_HW_VLAN_CTAG_FILTER | NETIF_F_RXHASH;
 	netdev->features = netdev->hw_features | NETIF_F_HIGHDMA |
 			   NETIF_F_HW_VLAN_STAG_FILTER;
 	netdev->vlan_features = NETIF_F_SG | NETIF_F_IP_CSUM |

@@ -127,7 +127,7 @@ int vx3_rx_queue_alloc(struct vx3_priv *priv, struct vx3_rx_queue *rxq,
 	rxq->netdev = priv->netdev;
 	rxq->napi = napi;
 	rxq->qid = qid;
-	rxq->num_rxq = 1;
+	rxq->num_rxq = cfg->num_rxq;
 	rxq->mtu = cfg->mtu;
 	rxq->headroom = headroom;
 	rxq->xdp_prog = priv->xdp_prog;
@@ -543,6 +543,23 @@ static bool vx3_rx_in_packet(const struct vx3_rx_queue *rxq)
 	return rxq->skb || rxq->in_xdp || rxq->discard;
 }
 
+/* The device's RSS hash of a packet, with what it covers */
+static void vx3_rx_hash(struct vx3_rx_queue *rxq, struct sk_buff *skb)
+{
+	switch (rxq->rss_type) {
+	case VX3_RSS_TYPE_TCP_IPV4:
+	case VX3_RSS_TYPE_TCP_IPV6:
+		skb_set_hash(skb, rxq->rss_hash, PKT_HASH_TYPE_L4);
+		break;
+	case VX3_RSS_TYPE_IPV4:
+	case VX3_RSS_TYPE_IPV6:
+		skb_set_hash(skb, rxq->rss_hash, PKT_HASH_TYPE_L3);
+		break;
+	default:
+		break;
+	}
+}
+
 static void vx3_rx_deliver(struct vx3_rx_queue *rxq, u32 w0, u32 w3)
 {
 	struct net_device *netdev = rxq->netdev;
@@ -579,6 +596,8 @@ static void vx3_rx_deliver(struct vx3_rx_queue *rxq, u32 w0, u32 w3)
 	else
 		skb_checksum_none_assert(skb);
 	skb_record_rx_queue(skb, rxq->qid);
+	if (netdev->features & NETIF_F_RXHASH)
+		vx3_rx_hash(rxq, skb);
 
 	u64_stats_update_begin(&rxq->stats.syncp);
 	u64_stats_inc(&rxq->stats.cnt[VX3_RXS_PACKETS]);
@@ -705,6 +724,8 @@ int vx3_rx_clean(struct vx3_rx_queue *rxq, int budget, bool *bad)
 				    SKB_DROP_REASON_DEV_HDR);
 			continue;
 		}
+		rxq->rss_type = FIELD_GET(VX3_RXC_RSS_TYPE, w0);
+		rxq->rss_hash = le32_to_cpu(c->w[1]);
 		if (rxq->in_xdp && !vx3_xdp_run(rxq, prog, &flush))
 			continue;
 		vx3_rx_deliver(rxq, w0, w3);

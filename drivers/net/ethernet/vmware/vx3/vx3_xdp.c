@@ -405,18 +405,22 @@ int vx3_xdp_xmit(struct net_device *netdev, int n, struct xdp_frame **frames,
 {
 	struct vx3_priv *priv = netdev_priv(netdev);
 	struct vx3_tx_ring *tx;
+	struct vx3_qset *qs;
 	int sent, err = 0;
 
 	if (unlikely(flags & ~XDP_XMIT_FLAGS_MASK))
 		return -EINVAL;
 
-	/* vx3_down() clears the pointer and waits for a grace period */
+	/* vx3_down() clears the pointer and waits for a grace period. The
+	 * CPU picks the XDP ring: the same one for a CPU's whole bulk.
+	 */
 	rcu_read_lock();
-	tx = rcu_dereference(priv->xdp_tx);
-	if (!tx) {
+	qs = rcu_dereference(priv->xdp_qs);
+	if (!qs) {
 		rcu_read_unlock();
 		return -ENETDOWN;
 	}
+	tx = &qs->vec[smp_processor_id() % qs->num_rxq]->rx[0].xdp_tx;
 
 	spin_lock(&tx->xdp_lock);
 	for (sent = 0; sent < n; sent++) {
@@ -484,7 +488,10 @@ static int vx3_xdp_setup(struct vx3_priv *priv, struct bpf_prog *prog,
 			return err;
 		}
 	} else if (priv->qs) {
-		WRITE_ONCE(priv->qs->vec[0]->rx[0].xdp_prog, prog);
+		u32 i;
+
+		for (i = 0; i < priv->qs->num_rxq; i++)
+			WRITE_ONCE(priv->qs->vec[i]->rx[0].xdp_prog, prog);
 	}
 	if (old)
 		bpf_prog_put(old);
@@ -492,6 +499,42 @@ static int vx3_xdp_setup(struct vx3_priv *priv, struct bpf_prog *prog,
 	netdev_update_features(netdev);
 	return 0;
 }
+
+/* bpf_xdp_metadata_rx_hash(): the device's RSS hash of the packet the
+ * program runs on, from its EOP completion
+ */
+static int vx3_xdp_rx_hash(const struct xdp_md *ctx, u32 *hash,
+			   enum xdp_rss_hash_type *rss_type)
+{
+	const struct xdp_buff *xdp = (const struct xdp_buff *)ctx;
+	const struct vx3_rx_queue *rxq =
+		container_of(xdp, struct vx3_rx_queue, xdp);
+
+	if (!(rxq->netdev->features & NETIF_F_RXHASH))
+		return -ENODATA;
+	switch (rxq->rss_type) {
+	case VX3_RSS_TYPE_IPV4:
+		*rss_type = XDP_RSS_TYPE_L3_IPV4;
+		break;
+	case VX3_RSS_TYPE_TCP_IPV4:
+		*rss_type = XDP_RSS_TYPE_L4_IPV4_TCP;
+		break;
+	case VX3_RSS_TYPE_IPV6:
+		*rss_type = XDP_RSS_TYPE_L3_IPV6;
+		break;
+	case VX3_RSS_TYPE_TCP_IPV6:
+		*rss_type = XDP_RSS_TYPE_L4_IPV6_TCP;
+		break;
+	default:
+		return -ENODATA;
+	}
+	*hash = rxq->rss_hash;
+	return 0;
+}
+
+const struct xdp_metadata_ops vx3_xdp_metadata_ops = {
+	.xmo_rx_hash	= vx3_xdp_rx_hash,
+};
 
 /**
  * vx3_bpf() - ndo_bpf: attach or detach an XDP program

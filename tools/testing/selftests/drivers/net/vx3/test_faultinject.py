@@ -68,8 +68,8 @@ fail_nth_open, fail_nth_probe (not in make check)
         something after the change): the new configuration is in effect
         and works; it is then set back without injection.
     On a running interface the carrier must be up, the interface must
-    have exactly one live page pool (none while down) and the link
-    counters must not jump (a failed reconfiguration must not count the
+    have exactly one live page pool per RX queue (none while down) and
+    the link counters must not jump (a failed reconfiguration must not count the
     old queues twice: at most 30 packets per step, while the running
     queues have counted more: a TCP stream before the first step, 50
     pings after each reconfiguration back); every few steps, and after
@@ -540,7 +540,8 @@ def _netdev_state(vm, ifn, traffic):
          f"echo @@CARRIER; cat {d}/carrier; echo @@IFINDEX; cat {d}/ifindex; "
          f"echo @@G; ethtool -g {ifn}; echo @@L; ethtool -l {ifn}; "
          f"echo @@K; ethtool -k {ifn}; echo @@J; ip -j -s link show dev {ifn}"
-         f"; echo @@PP; vx3-nl page-pools")
+         f"; echo @@PP; vx3-nl page-pools; echo @@RXQ; ls -d {d}/queues/rx-* "
+         f"| wc -l")
     if traffic:
         s += (f"; echo @@PING; ping -c 1 -w 15 {vm.peer_ip4(1)} "
               f">/dev/null 2>&1 && echo ok")
@@ -556,8 +557,9 @@ def _expect_netdev(ctx, sec, up):
     idx = int(sec["IFINDEX"].strip())
     live = [p for p in parse_kv(sec["PP"], "page-pool")
             if p.get("ifindex") == idx and "detach-time" not in p]
-    ctx.expect(len(live) == int(up), f"{len(live)} live page pool(s), "
-               f"expected {int(up)}: {live}")
+    want = int(sec["RXQ"].strip()) if up else 0
+    ctx.expect(len(live) == want, f"{len(live)} live page pool(s), "
+               f"expected {want} (one per RX queue while up): {live}")
     if up:
         ctx.expect(sec["CARRIER"].strip() == "1", "no carrier")
     # A down interface has nothing to ping with (open's failed steps)

@@ -21,8 +21,8 @@ unbind_bind
 updown_traffic
     50 x `ip link set down; ip link set up` under iperf both ways; then
     traffic flows again. vx3: afterwards, once no TCP socket is left, the
-    device has exactly its one live page pool and no destroyed pool
-    holds pages.
+    device has exactly one live page pool per RX queue and no destroyed
+    pool holds pages.
 set_link
     QEMU monitor `set_link nic1 off/on`: carrier and operstate follow,
     pings fail while off and work again after on; a repeated `on` does
@@ -226,9 +226,11 @@ def test_updown_traffic(ctx):
     own = _own_pools(ctx, idx, pools)
     if ctx.driver == "vx3":
         live = [p for p in own if "detach-time" not in p]
-        ctx.expect(len(live) == 1, f"expected one live page pool of "
-                   f"ifindex {idx}, got: {own}")
-        destroyed = {p["id"] for p in pools} - {live[0]["id"]}
+        rxq = len(vm.check(f"ls -d /sys/class/net/{ifn}/queues/rx-*")
+                  .split())
+        ctx.expect(len(live) == rxq, f"expected {rxq} live page pool(s) "
+                   f"of ifindex {idx}, one per RX queue, got: {own}")
+        destroyed = {p["id"] for p in pools} - {p["id"] for p in live}
         diag(f"vx3: {len(destroyed)} destroyed pools still draining "
              f"after down/up")
         _expect_drained(ctx, destroyed, "after 50 x down/up")

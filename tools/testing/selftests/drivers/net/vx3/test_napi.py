@@ -8,17 +8,19 @@ napi-set); each is matched to its vector by its IRQ, whose action name is
 DEV-rxtx-0 or DEV-tx-N (/sys/kernel/irq/IRQ/actions).
 
 napi_ids
-    queue-get: RX queue 0 and TX queue 0 name the NAPI ID of vector 0,
-    TX queue N that of vector N; napi-get lists one instance per vector,
-    with distinct IDs and the vector's IRQ. A UDP receiver in the guest
-    (vx3-udp napi) reads SO_INCOMING_NAPI_ID: the ID of RX queue 0.
+    queue-get: RX queue N and TX queue N name the NAPI ID of vector N
+    (combined channel N), TX queues beyond the RX ones that of their own
+    vector; napi-get lists one instance per vector, with distinct IDs and
+    the vector's IRQ. A UDP receiver in the guest (vx3-udp napi) reads
+    SO_INCOMING_NAPI_ID: the ID of RX queue 0 (Debian's QEMU receives on
+    queue 0 only).
 config_kept
-    With two vectors (if the device has them) napi-set gives each
-    instance its own defer-hard-irqs, gro-flush-timeout and
-    irq-suspend-timeout, and vector 1 threaded on. Every reconfiguration
-    replaces all vectors: ethtool -G (rings and back), MTU 9000 and back,
-    an XDP program attached and detached, ethtool -L tx 0 and back to 1
-    (one combined channel, vector 0, plus one TX channel per vector).
+    With two vectors (if the device has them: two combined channels, or
+    one and a TX channel) napi-set gives each instance its own
+    defer-hard-irqs, gro-flush-timeout and irq-suspend-timeout, and
+    vector 1 threaded on. Every reconfiguration replaces all vectors:
+    ethtool -G (rings and back), MTU 9000 and back, an XDP program
+    attached and detached, and ethtool -L down to vector 0 alone and back.
     After each, napi-get must show the same ID and settings per vector
     (vector 1 again after it was gone: its config slot is kept), a
     thread (pid) for vector 1 only, and ping must pass.
@@ -37,7 +39,8 @@ busy_poll_irqs
     busy polling, also holds interrupts off under TCG's coarse timers:
     it is not the baseline.)
 irq_affinity
-    ethtool -L tx to the maximum: vector N's IRQ is on CPU N modulo the
+    ethtool -L to the most vectors (one combined channel, every TX
+    channel): vector N's IRQ is on CPU N modulo the
     number of CPUs (the core spreads them, netif_set_affinity_auto()).
     A user's affinity (vector 0 on the last CPU) is kept across
     ethtool -G, which replaces the vectors.
@@ -123,15 +126,15 @@ def _queues(ctx):
             for q in parse_kv(out, "queue")}
 
 
-def _tx_channels(ctx):
-    """(maximum, current) TX channels: vectors beside vector 0, which is
-    the combined channel."""
-    cmax, ccur = channels(ctx.vm, ctx.ifname(1))
-    return cmax["TX"], ccur["TX"]
+def _channels(ctx):
+    """(maximum, current) channels, each {"Combined": n, "TX": n}: a
+    combined channel is a vector with an RX and a TX queue, a TX channel
+    one with a TX queue only."""
+    return channels(ctx.vm, ctx.ifname(1))
 
 
-def _set_tx(ctx, n):
-    guest_ok(ctx, f"ethtool -L {ctx.ifname(1)} tx {n}")
+def _set_channels(ctx, combined, tx):
+    guest_ok(ctx, f"ethtool -L {ctx.ifname(1)} combined {combined} tx {tx}")
 
 
 def test_napi_ids(ctx):
@@ -146,7 +149,8 @@ def test_napi_ids(ctx):
     ids = [v["id"] for v in vecs.values()]
     ctx.expect(len(set(ids)) == len(ids) and min(ids) > 0,
                f"NAPI IDs not distinct and valid: {ids}")
-    want = {("rx", 0): vecs[0]["id"]}
+    _, cur = _channels(ctx)
+    want = {("rx", i): vecs[i]["id"] for i in range(cur["Combined"])}
     want.update({("tx", i): v["id"] for i, v in vecs.items()})
     ctx.expect(queues == want, f"queue-get {queues}, expected {want}")
 
@@ -189,10 +193,14 @@ def test_config_kept(ctx):
     _need_napi_set(ctx)
     reset_nic(ctx)
     vm, ifn = ctx.vm, ctx.ifname(1)
-    tmax, tcur = _tx_channels(ctx)
-    nvec = min(2, tmax + 1)
-    if tcur != nvec - 1:
-        _set_tx(ctx, nvec - 1)
+    cmax, cur = _channels(ctx)
+    # Two vectors: two combined channels, else one and a TX channel
+    if cmax["Combined"] >= 2:
+        two, one = (2, 0), (1, 0)
+    else:
+        two, one = (1, min(1, cmax["TX"])), (1, 0)
+    nvec = sum(two)
+    _set_channels(ctx, *two)
     vecs = _vectors(ctx)
     ctx.expect(len(vecs) == nvec, f"{len(vecs)} vectors, expected {nvec}: "
                f"{vecs}")
@@ -216,15 +224,16 @@ def test_config_kept(ctx):
              f"ip link set {ifn} mtu 9000", f"ip link set {ifn} mtu 1500",
              f"ip link set dev {ifn} xdpdrv pinned /sys/fs/bpf/napi/xdp_pass",
              f"ip link set dev {ifn} xdpdrv off"]
+    shrink = f"ethtool -L {ifn} combined {one[0]} tx {one[1]}"
     if nvec == 2:
-        steps += [f"ethtool -L {ifn} tx 0", f"ethtool -L {ifn} tx 1"]
+        steps += [shrink, f"ethtool -L {ifn} combined {two[0]} tx {two[1]}"]
     else:
-        diag("one TX channel only: ethtool -L not exercised")
+        diag("one vector only: ethtool -L not exercised")
     try:
         for cmd in steps:
             guest_ok(ctx, cmd)
             ensure_ip(ctx)
-            if cmd.endswith("tx 0"):
+            if cmd == shrink:
                 _expect_kept(ctx, {0: want[0]}, cmd)
             else:
                 _expect_kept(ctx, want, cmd)
@@ -235,7 +244,8 @@ def test_config_kept(ctx):
         for i, w in want.items():
             vm.run(f"vx3-nl napi-set {w['id']} defer-hard-irqs=0 "
                    f"gro-flush-timeout=0 irq-suspend-timeout=0 threaded=0")
-        vm.run(f"ethtool -L {ifn} tx {tcur}")
+        vm.run(f"ethtool -L {ifn} combined {cur['Combined']} tx "
+               f"{cur['TX']}")
 
 
 def _irq_count(ctx, irq):
@@ -318,9 +328,8 @@ def test_irq_affinity(ctx):
     reset_nic(ctx)
     vm, ifn = ctx.vm, ctx.ifname(1)
     ncpu = int(vm.check("nproc").strip())
-    tmax, tcur = _tx_channels(ctx)
-    if tmax > tcur:
-        _set_tx(ctx, tmax)
+    cmax, cur = _channels(ctx)
+    _set_channels(ctx, 1, cmax["TX"])
     try:
         vecs = _vectors(ctx)
         got = {i: _affinity(ctx, v["irq"]) for i, v in vecs.items()}
@@ -344,7 +353,8 @@ def test_irq_affinity(ctx):
                  f"/smp_affinity_list")
         ping(ctx)
     finally:
-        vm.run(f"ethtool -L {ifn} tx {tcur}")
+        vm.run(f"ethtool -L {ifn} combined {cur['Combined']} tx "
+               f"{cur['TX']}")
 
 
 def _threads(vecs):

@@ -44,9 +44,11 @@ invalid_requests
     (ethtool -g/-l/--get-tunable, MTU) and the traffic working:
     ethtool -G rx 8192 / rx-mini 1, ip link mtu 9001, ethtool -L tx 99,
     rx-copybreak 99999 (an ioctl: no extack); for vx3 also ethtool -G
-    tx 16 (its minimum is 64), mtu 60 (minimum 68) and ethtool -L
-    combined 2. (vmxnet3 accepts tx 16 and mtu 60, and refuses any
-    ethtool -L as unsupported.)
+    tx 16 (its minimum is 64), mtu 60 (minimum 68), ethtool -L
+    combined 9 and, where the device has the vectors, combined 4 tx 3
+    (eleven device TX queues with the XDP rings: refused by vx3 with a
+    kernel log message, set_channels has no extack). (vmxnet3 accepts
+    tx 16 and mtu 60, and refuses any ethtool -L as unsupported.)
 tx_backlog_reconfig
     UDP floods from the guest (4 vx3-udp senders, no rate limit) keep
     the TX queues stopped with a backlog in the qdisc while ethtool -G
@@ -60,15 +62,19 @@ carrier_kept (vx3 only: vmxnet3 has no ethtool -L, and its MTU change
     A user's reconfiguration swaps the queues without closing the
     interface: /sys/class/net/DEV/carrier_changes must not move across MTU
     1500 -> 9000 -> 1500, ethtool -G rx 256 rx-jumbo 256 tx 256 and back,
-    ethtool -L tx (another count and back, if there is more than one),
+    ethtool -L combined (another count and back, if there is more than
+    one),
     ethtool -K lro off / on, and attaching and detaching an XDP program
     (vx3_xdp.bpf.c xdp_pass), while TCP transfers alternate peer -> guest
     and guest -> peer (8 MiB each, SHA-256 checked at both ends) until the
     last change is done.
 channels_traffic (vx3 only: vmxnet3 cannot change channels)
-    ethtool -L tx 7 / 0 / 3 / original, 4 parallel iperf streams; with
-    8 TX queues at least two queues must carry packets (qstats); then
-    4 x tx 0 / tx 7 in a row.
+    ethtool -L combined 1 tx <max> (seven TX queues, one RX queue) /
+    combined 1 tx 0 / combined <max> (four and four) / combined 2 tx 1 /
+    original, 4 parallel iperf streams; sysfs must show the TX and RX
+    queues the channels say, and with the most TX queues at least two
+    queues must carry packets (qstats); then 4 x the smallest and the
+    largest configuration in a row.
     Kept last: a crash here must not hide the other cases.
 """
 
@@ -391,10 +397,13 @@ def test_invalid_requests(ctx):
            (f"ip link set {ifn} mtu 9001", "mtu greater than device maximum"),
            (f"ethtool --set-tunable {ifn} rx-copybreak 99999", None)]
     if ctx.driver == "vx3":
+        cmax, _ = channels(vm, ifn)
         bad += [(f"ethtool -L {ifn} tx 99", "exceeds maximum"),
                 (f"ethtool -G {ifn} tx 16", "tx ring size must be at least 64"),
                 (f"ip link set {ifn} mtu 60", "mtu less than device minimum"),
-                (f"ethtool -L {ifn} combined 2", "exceeds maximum")]
+                (f"ethtool -L {ifn} combined 9", "exceeds maximum")]
+        if cmax["Combined"] >= 4 and cmax["TX"] >= 3:
+            bad.append((f"ethtool -L {ifn} combined 4 tx 3", None))
     else:
         bad.append((f"ethtool -L {ifn} tx 99", None))
     before = vm.check(_config_cmd(ctx))
@@ -534,12 +543,13 @@ def test_carrier_kept(ctx):
              f"ethtool -G {ifn} rx 256 rx-jumbo 256 tx 256",
              f"ethtool -G {ifn} rx {rcur['RX']} rx-jumbo "
              f"{rcur['RX Jumbo']} tx {rcur['TX']}"]
-    if cmax["TX"] > 0:
-        other = cmax["TX"] if ccur["TX"] != cmax["TX"] else 0
-        steps += [f"ethtool -L {ifn} tx {other}",
-                  f"ethtool -L {ifn} tx {ccur['TX']}"]
+    if cmax["Combined"] > 1:
+        other = 1 if ccur["Combined"] != 1 else 2
+        steps += [f"ethtool -L {ifn} combined {other} tx 0",
+                  f"ethtool -L {ifn} combined {ccur['Combined']} tx "
+                  f"{ccur['TX']}"]
     else:
-        diag("one TX channel only: ethtool -L not exercised")
+        diag("one combined channel only: ethtool -L not exercised")
     steps += [f"ethtool -K {ifn} lro off", f"ethtool -K {ifn} lro on",
               f"ip link set dev {ifn} xdpdrv pinned "
               f"/sys/fs/bpf/reconf/xdp_pass",
@@ -572,26 +582,41 @@ def test_carrier_kept(ctx):
     expect_flowing_idle(ctx)
 
 
+def _set_channels(ctx, combined, tx):
+    """ethtool -L NIC 1 to combined + tx channels; checks ethtool -l and
+    the queues in sysfs."""
+    ifn = ctx.ifname(1)
+    out = guest_ok(ctx, f"ethtool -L {ifn} combined {combined} tx {tx} && "
+                   f"ethtool -l {ifn} && ls -d /sys/class/net/{ifn}/queues/"
+                   f"tx-* | wc -l && ls -d /sys/class/net/{ifn}/queues/rx-* "
+                   f"| wc -l")
+    got = ethtool_table(out)[1]
+    ctx.expect(got["TX"] == tx and got["Combined"] == combined,
+               f"ethtool -L combined {combined} tx {tx}: ethtool -l shows "
+               f"{got}")
+    txq, rxq = (int(x) for x in out.split()[-2:])
+    ctx.expect((txq, rxq) == (combined + tx, combined),
+               f"combined {combined} tx {tx}: {txq} TX and {rxq} RX queues "
+               f"in sysfs, expected {combined + tx} and {combined}")
+
+
 @only_vx3("vmxnet3 has no ethtool -L (set_channels)")
 def test_channels_traffic(ctx):
     reset_nic(ctx)
     vm, ifn = ctx.vm, ctx.ifname(1)
     maxi, cur = channels(vm, ifn)
-    orig = cur["TX"]
+    orig = (cur["Combined"], cur["TX"])
+    most_tx = (1, maxi["TX"])
+    steps = [most_tx, (1, 0), (maxi["Combined"], 0)]
+    if maxi["Combined"] >= 2 and maxi["TX"] >= 1:
+        steps.append((2, 1))
+    steps.append(orig)
     with Traffic(ctx, port=5620, parallel=4):
         expect_flowing(ctx, "traffic before the channel changes")
-        for n in (maxi["TX"], 0, 3, orig):
-            out = guest_ok(ctx, f"ethtool -L {ifn} tx {n} && ethtool -l "
-                           f"{ifn} && ls -d /sys/class/net/{ifn}/queues/tx-* "
-                           f"| wc -l")
-            got = ethtool_table(out)[1]
-            ctx.expect(got["TX"] == n and got["Combined"] == 1,
-                       f"ethtool -L tx {n}: ethtool -l shows {got}")
-            txq = int(out.split()[-1])
-            ctx.expect(txq == n + 1, f"tx {n}: {txq} TX queues in sysfs, "
-                       f"expected {n + 1}")
-            _check_flow(ctx, f"traffic with tx {n}")
-            if n != maxi["TX"]:
+        for c, t in steps:
+            _set_channels(ctx, c, t)
+            _check_flow(ctx, f"traffic with combined {c} tx {t}")
+            if (c, t) != most_tx or c + t < 2:
                 continue
             idx = ifindex(vm, ifn)
             a = {q["queue-id"]: q.get("tx-packets", 0)
@@ -602,11 +627,14 @@ def test_channels_traffic(ctx):
                  for q in qstats(vm, idx, queue=True)
                  if q["queue-type"] == "tx"}
             busy = [q for q in b if b[q] > a.get(q, 0)]
-            ctx.expect(len(busy) >= 2, f"with {n + 1} TX queues and 5 "
+            ctx.expect(len(busy) >= 2, f"with {c + t} TX queues and 5 "
                        f"flows only queues {busy} sent packets: {a} -> {b}")
         # Changes between the extremes while the queues are busy
-        guest_ok(ctx, f"for i in $(seq 4); do ethtool -L {ifn} tx 0 && "
-                 f"sleep 0.5 && ethtool -L {ifn} tx {maxi['TX']} && "
-                 f"sleep 0.5 || exit 1; done; ethtool -L {ifn} tx {orig}",
+        guest_ok(ctx, f"for i in $(seq 4); do ethtool -L {ifn} combined 1 "
+                 f"tx 0 && sleep 0.5 && ethtool -L {ifn} combined 1 tx "
+                 f"{maxi['TX']} && sleep 0.5 && ethtool -L {ifn} combined "
+                 f"{maxi['Combined']} tx 0 && sleep 0.5 || exit 1; done; "
+                 f"ethtool -L {ifn} combined {orig[0]} tx {orig[1]}",
                  timeout=300)
-        _check_flow(ctx, "traffic after 4 x tx 0 / tx max")
+        _check_flow(ctx, "traffic after 4 x the smallest and the largest "
+                    "channel counts")

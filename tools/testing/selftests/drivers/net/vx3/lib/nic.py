@@ -109,11 +109,22 @@ def udp_drops(vm):
 
 
 def ethtool_stats(vm, ifn):
+    """ethtool -S as {name: value}. vx3's per-queue counters (rxN_NAME,
+    xdpN_NAME of RX queue N's XDP ring, txN_NAME) are also summed over the
+    queues as rx_NAME, xdp_NAME and tx_NAME: ndo_xdp_xmit picks an XDP
+    ring by CPU, and the rig's RSS model spreads RX over the queues."""
     res = {}
     for line in vm.check(f"ethtool -S {ifn}").splitlines()[1:]:
         k, _, v = line.strip().partition(":")
         if v.strip().isdigit():
             res[k.strip()] = int(v)
+    sums = {}
+    for k, v in res.items():
+        m = re.match(r"^(rx|xdp|tx)\d+_(\w+)$", k)
+        if m:
+            key = f"{m.group(1)}_{m.group(2)}"
+            sums[key] = sums.get(key, 0) + v
+    res.update(sums)
     return res
 
 
