@@ -33,14 +33,34 @@ table_one_queue
     `ethtool -X <if> weight 0 1`: the driver writes a table naming queue
     1 only and sends UPDATE_RSSIDT; the same flows must all arrive on
     queue 1, with the same hashes. `ethtool -X <if> default` restores.
+key_change (vx3)
+    `ethtool -X <if> hkey <40 new bytes>`: the key takes effect at an
+    activation (vx3 replaces its queues, new ones first); the device's
+    configuration holds the new key, every flow hashes under it, and
+    `ethtool -x` reports it. The old key is restored afterwards.
+tcp_fields (vx3)
+    `ethtool -N <if> rx-flow-hash tcp4 sd`: TCP over IPv4 hashes over
+    the addresses only (the device's TCP/IPv4 hash type cleared), TCP
+    over IPv6 still over its ports; `sdfn` restores.
+rxhash_off
+    With the rxhash feature off the driver sets no skb->hash: the tc
+    program reads 0 for every flow (the queues stay as the table says).
+bad_input (vx3)
+    Requests the device cannot do fail and leave RSS as it was: a hash
+    function other than Toeplitz, UDP over IPv4 hashed over ports, and
+    channel counts whose TX queues and XDP rings (one per RX queue)
+    exceed the device's eight TX queues. Afterwards the flows still hash
+    and spread as before.
 """
 
 import json
+import os
 import socket
 import struct
 
 import lib.devside as ds
 from lib.nic import diag, ping, setup_nic
+from lib.test import vx3_only
 
 NICS = 1
 # the RSS model (run.py boots scripts/vx3-qemu.sh's QEMU)
@@ -282,3 +302,115 @@ def test_table_one_queue(ctx):
         _check_flows(ctx, conf, want_queue=1)
     finally:
         vm.check(f"ethtool -X {ifn} default")
+
+
+def _key_hex(key):
+    return ":".join(f"{b:02x}" for b in key)
+
+
+def _ethtool_key(ctx):
+    out = ctx.vm.check(f"ethtool -x {ctx.ifname(1)}")
+    lines = out.splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith("RSS hash key:"):
+            return bytes(int(x, 16) for x in lines[i + 1].split(":"))
+    raise AssertionError(f"ethtool -x shows no key:\n{out}")
+
+
+def _moved(ctx, conf, old_key):
+    """How many of the flows seen would have been on another queue under
+    old_key (same table and hash types)."""
+    table = conf["table"]
+    old = dict(conf, key=old_key)
+    return sum(table[_expected_hash(conf, f) % len(table)] !=
+               table[_expected_hash(old, f) % len(table)]
+               for f in _flows(ctx))
+
+
+@vx3_only
+def test_key_change(ctx):
+    vm, ifn, dev = ctx.vm, ctx.ifname(1), ctx.state["dev"]
+    old = _rss_conf(dev)["key"]
+    new = os.urandom(KEY_MAX)
+    vm.check(f"ethtool -X {ifn} hkey {_key_hex(new)}")
+    try:
+        # The queues were replaced: the key came with an activation
+        conf = _rss_conf(dev)
+        ctx.expect(conf["key"] == new, f"the device has key "
+                   f"{_key_hex(conf['key'])}, not the one set")
+        ctx.expect(_ethtool_key(ctx) == new, "ethtool -x reports another "
+                   "key than the one set")
+        ping(ctx, wait=30)
+        _clear(ctx)
+        _send(ctx)
+        _check_flows(ctx, conf)
+        moved = _moved(ctx, conf, old)
+        diag(f"{ctx.driver}: {moved} flows on another queue than under "
+             f"the old key")
+        ctx.expect(moved, "no flow changed its queue with the key")
+    finally:
+        vm.check(f"ethtool -X {ifn} hkey {_key_hex(old)}")
+    ctx.expect(_rss_conf(dev)["key"] == old, "the old key did not come back")
+
+
+@vx3_only
+def test_tcp_fields(ctx):
+    vm, ifn, dev = ctx.vm, ctx.ifname(1), ctx.state["dev"]
+    vm.check(f"ethtool -N {ifn} rx-flow-hash tcp4 sd")
+    try:
+        conf = _rss_conf(dev)
+        ctx.expect(conf["types"] == HASH_IPV4 | HASH_IPV6 | HASH_TCP_IPV6,
+                   f"after tcp4 sd the device hashes types "
+                   f"{conf['types']:#x}, not {HASH_IPV4 | HASH_IPV6 | HASH_TCP_IPV6:#x}")
+        out = vm.check(f"ethtool -n {ifn} rx-flow-hash tcp4")
+        ctx.expect("L4 bytes" not in out, f"ethtool -n still shows ports "
+                   f"for tcp4:\n{out}")
+        ping(ctx, wait=30)
+        _clear(ctx)
+        _send(ctx)
+        _check_flows(ctx, conf)
+    finally:
+        vm.check(f"ethtool -N {ifn} rx-flow-hash tcp4 sdfn")
+    ctx.expect(_rss_conf(dev)["types"] == 0xF, "TCP/IPv4 did not come back")
+
+
+def test_rxhash_off(ctx):
+    vm, ifn = ctx.vm, ctx.ifname(1)
+    vm.check(f"ethtool -K {ifn} rxhash off")
+    try:
+        _clear(ctx)
+        _send(ctx)
+        flows = [f for f in _flows(ctx)
+                 if SPORT <= f["sport"] < SPORT + NPORTS]
+        hashed = [f for f in flows if f["hash"]]
+        diag(f"{ctx.driver}: rxhash off: {len(flows)} test flows, "
+             f"{len(hashed)} with a hash")
+        ctx.expect(flows and not hashed, f"{len(hashed)} of {len(flows)} "
+                   f"flows carried a hash with rxhash off")
+    finally:
+        vm.check(f"ethtool -K {ifn} rxhash on")
+
+
+@vx3_only
+def test_bad_input(ctx):
+    vm, ifn, dev = ctx.vm, ctx.ifname(1), ctx.state["dev"]
+    before = _rss_conf(dev)
+    ch = vm.check(f"ethtool -l {ifn}")
+    bad = []
+    for cmd in (f"ethtool -X {ifn} hfunc xor",
+                f"ethtool -N {ifn} rx-flow-hash udp4 sdfn",
+                f"ethtool -L {ifn} combined 4 tx 3"):
+        rc, out = vm.run(cmd + " 2>&1")
+        diag(f"{cmd}: rc {rc}: {' '.join(out.split())}")
+        # Debian 12's ethtool -N prints the error but exits 0
+        if rc == 0 and "Cannot" not in out:
+            bad.append(f"{cmd} succeeded")
+    ctx.expect(not bad, "; ".join(bad))
+    ctx.expect(vm.check(f"ethtool -l {ifn}") == ch,
+               "a refused channel change changed the channels")
+    after = _rss_conf(dev)
+    ctx.expect(after == before, f"a refused request changed the device's "
+               f"RSS configuration: {before} -> {after}")
+    _clear(ctx)
+    _send(ctx)
+    _check_flows(ctx, after)
