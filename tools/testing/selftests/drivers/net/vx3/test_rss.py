@@ -45,6 +45,18 @@ tcp_fields (vx3)
 rxhash_off
     With the rxhash feature off the driver sets no skb->hash: the tc
     program reads 0 for every flow (the queues stay as the table says).
+lro_every_queue (vx3)
+    At MTU 9000 (guest and peer tap) with LRO on, 16 TCP streams from the
+    peer (iperf -P 16: 16 source ports, spread by the 4-tuple hash) for
+    4 s: every RX queue must build LRO aggregates of its own
+    (rxN_lro_packets), with no ring protocol error (rxN_drop_bad) and
+    no reset, and the transfer must move data.
+xdp_every_queue (vx3)
+    With an XDP program attached (vx3_xdp.bpf.c xdp_pass: each queue
+    gets the program and its own page pool's XDP headroom), the test
+    flows must pass the program on every RX queue (rxN_xdp_pass) and
+    still hash and spread as the table says (the skb built after
+    XDP_PASS carries the device's hash).
 bad_input (vx3)
     Requests the device cannot do fail and leave RSS as it was: a hash
     function other than Toeplitz, UDP over IPv4 hashed over ports, and
@@ -59,8 +71,8 @@ import socket
 import struct
 
 import lib.devside as ds
-from lib.nic import diag, ping, setup_nic
-from lib.test import vx3_only
+from lib.nic import diag, ethtool_stats, ping, setup_nic
+from lib.test import iperf_bytes, vx3_only
 
 NICS = 1
 # the RSS model (run.py boots scripts/vx3-qemu.sh's QEMU)
@@ -414,3 +426,66 @@ def test_bad_input(ctx):
     _clear(ctx)
     _send(ctx)
     _check_flows(ctx, after)
+
+
+def _per_queue(st, name, nq):
+    return [st.get(f"rx{q}_{name}", 0) for q in range(nq)]
+
+
+@vx3_only
+def test_lro_every_queue(ctx):
+    vm, ifn, nq = ctx.vm, ctx.ifname(1), ctx.state["nq"]
+    vm.peer_check(1, f"ip link set {vm.tap(1)} mtu 9000")
+    vm.check(f"ip link set {ifn} mtu 9000 && ethtool -K {ifn} lro on")
+    port = 5931
+    srv = vm.bg(f"exec iperf -s -p {port}")
+    try:
+        ping(ctx, wait=30)
+        vm.run(f"for i in $(seq 50); do ss -Hltn 'sport = :{port}' | "
+               f"grep -q . && exit 0; sleep 0.1; done")
+        s0 = ethtool_stats(vm, ifn)
+        rc, out = vm.peer(1, f"iperf -c {vm.guest_ip4(1)} -p {port} -t 4 "
+                          f"-P 16 -y C", timeout=90)
+        s1 = ethtool_stats(vm, ifn)
+    finally:
+        srv.stop()
+        vm.run(f"ip link set {ifn} mtu 1500")
+        vm.peer(1, f"ip link set {vm.tap(1)} mtu 1500")
+    ctx.expect(rc == 0, f"peer iperf -P 16 failed (rc={rc}):\n{out}")
+    lro = [b - a for a, b in zip(_per_queue(s0, "lro_packets", nq),
+                                 _per_queue(s1, "lro_packets", nq))]
+    bad = [b - a for a, b in zip(_per_queue(s0, "drop_bad", nq),
+                                 _per_queue(s1, "drop_bad", nq))]
+    moved = iperf_bytes(out)
+    diag(f"{ctx.driver}: MTU 9000, LRO on, 16 streams: {moved} bytes; LRO "
+         f"aggregates per RX queue {lro}; ring errors {bad}; resets "
+         f"{s0.get('resets')} -> {s1.get('resets')}")
+    ctx.expect(moved > 0, "the 16 streams moved no data")
+    ctx.expect(all(lro), f"not every RX queue built LRO aggregates: {lro}")
+    ctx.expect(not any(bad) and s1.get("resets") == s0.get("resets"),
+               f"ring protocol errors {bad} or a reset "
+               f"({s0.get('resets')} -> {s1.get('resets')})")
+
+
+@vx3_only
+def test_xdp_every_queue(ctx):
+    vm, ifn, nq = ctx.vm, ctx.ifname(1), ctx.state["nq"]
+    vm.check("[ -e /sys/fs/bpf/rssx ] || bpftool prog loadall "
+             "/usr/lib/vx3/vx3_xdp.bpf.o /sys/fs/bpf/rssx pinmaps "
+             "/sys/fs/bpf/rssxm")
+    vm.check(f"ip -force link set dev {ifn} xdpdrv pinned "
+             f"/sys/fs/bpf/rssx/xdp_pass")
+    try:
+        conf = _rss_conf(ctx.state["dev"])
+        ping(ctx, wait=30)
+        s0 = ethtool_stats(vm, ifn)
+        _clear(ctx)
+        _send(ctx)
+        s1 = ethtool_stats(vm, ifn)
+        _check_flows(ctx, conf)
+    finally:
+        vm.check(f"ip link set dev {ifn} xdpdrv off")
+    passed = [b - a for a, b in zip(_per_queue(s0, "xdp_pass", nq),
+                                    _per_queue(s1, "xdp_pass", nq))]
+    diag(f"{ctx.driver}: XDP_PASS per RX queue {passed}")
+    ctx.expect(all(passed), f"not every RX queue ran the program: {passed}")
