@@ -363,7 +363,7 @@ static void vx3_write_rss_conf(struct vx3_priv *priv, struct vx3_qset *qs)
 static void vx3_write_shared(struct vx3_priv *priv, struct vx3_qset *qs)
 {
 	struct vx3_shared *sh = priv->shared;
-	u32 gos;
+	u32 gos, i;
 
 	gos = FIELD_PREP(VX3_GOS_BITS, IS_ENABLED(CONFIG_64BIT) ?
 			 VX3_GOS_BITS_64 : VX3_GOS_BITS_32) |
@@ -385,6 +385,12 @@ static void vx3_write_shared(struct vx3_priv *priv, struct vx3_qset *qs)
 	sh->auto_mask = 1;
 	sh->num_intrs = priv->num_irqs;
 	sh->event_intr_idx = priv->event_idx;
+	/* A host that moderates interrupts picks the rate for each index
+	 * from the load; with level 0 it would raise one per packet
+	 */
+	for (i = 0; i < VX3_MAX_INTRS; i++)
+		sh->mod_levels[i] = i < sh->num_intrs ?
+				    VX3_IML_ADAPTIVE : VX3_IML_NONE;
 	sh->intr_ctrl = 0;
 	sh->mf_table_pa = cpu_to_le64(priv->mf_table_dma);
 	sh->ecr = 0;

@@ -64,6 +64,12 @@
 /* Interrupt indices (= MSI-X table entries) the device accepts */
 #define VX3_MAX_INTRS			25
 
+/* Interrupt moderation levels of vx3_shared.mod_levels: 0 (none) to 7
+ * (the most), or left to the device, which adapts it to the load
+ */
+#define VX3_IML_NONE			0
+#define VX3_IML_ADAPTIVE		8
+
 /* Queue and ring limits */
 #define VX3_MAX_TX_QUEUES		8
 #define VX3_MAX_RX_QUEUES		8
@@ -211,7 +217,7 @@ static_assert(sizeof(struct vx3_pm_conf) == 920);
  * @auto_mask: non-zero: the device masks an interrupt index when it fires
  * @num_intrs: number of interrupt vectors in use
  * @event_intr_idx: interrupt index for events
- * @mod_levels: interrupt moderation levels, unused
+ * @mod_levels: interrupt moderation level of each index (VX3_IML_*)
  * @intr_ctrl: interrupt control, unused
  * @rsvd2: reserved
  * @rx_mode: VX3_RXM_* receive filter mode

@@ -13,6 +13,11 @@ devside
     writes before the last ACTIVATE, its queue descriptors make sense
     (QEMU wrote txThreshold = 1), and halting/resuming the vCPUs through
     the gdbstub leaves the guest running.
+intr_moderation
+    DriverShared asks for adaptive interrupt moderation (level 8) on every
+    interrupt index in use and none beyond numIntrs, with autoMask on:
+    QEMU ignores the levels, a VMware host with level 0 raises an
+    interrupt per packet.
 txprod
     Under TCP (TSO) and UDP transmit load every TXPROD[q] write carries the
     producer index ("next2fill"): in [0, txRingSize), advancing modulo the
@@ -137,6 +142,10 @@ BQL_LIMIT_MAX = 3000
 # in-tree driver writes every 16 buffers; two such batches.
 RXPROD_MAX_LAG = 32
 UDP_PORT = 5601
+# DriverShared.intrConf.modLevels: one level per interrupt index,
+# 8 = adaptive
+IML_INDICES = 25
+IML_ADAPTIVE = 8
 # How long txNumDeferred is sampled (vCPUs halted) under TCP load
 SAMPLE_SECONDS = 5
 
@@ -351,6 +360,27 @@ def test_devside(ctx):
          f"guest uptime advanced {up1 - up0:.2f}s")
     ctx.expect(up1 > up0, "guest clock did not advance across halts")
     ping(ctx)
+
+
+def test_intr_moderation(ctx):
+    """Adaptive moderation on every interrupt index in use, none beyond,
+    autoMask on."""
+    dev = _dev(ctx)
+    spa = dev.shared_pa()
+    with dev.halted():
+        ic = dev.read(spa + 0x50, 3 + IML_INDICES)
+    auto_mask, num_intrs, event_idx = ic[0], ic[1], ic[2]
+    levels = list(ic[3:])
+    diag(f"autoMask {auto_mask}, numIntrs {num_intrs}, eventIntrIdx "
+         f"{event_idx}, modLevels {levels}")
+    ctx.expect(auto_mask == 1, f"autoMask is {auto_mask}, not 1")
+    ctx.expect(1 <= num_intrs <= IML_INDICES and event_idx < num_intrs,
+               f"numIntrs {num_intrs}, eventIntrIdx {event_idx}")
+    ctx.expect(levels[:num_intrs] == [IML_ADAPTIVE] * num_intrs,
+               f"modLevels of the {num_intrs} indices in use are "
+               f"{levels[:num_intrs]}, not adaptive ({IML_ADAPTIVE})")
+    ctx.expect(not any(levels[num_intrs:]),
+               f"modLevels beyond numIntrs are {levels[num_intrs:]}")
 
 
 # --- a. TXPROD values -------------------------------------------------------
