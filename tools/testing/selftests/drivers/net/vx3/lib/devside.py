@@ -480,6 +480,22 @@ class DeviceSide:
     def write_entry(self, pa, words):
         self.write(pa, struct.pack("<IIII", *words))
 
+    def mask_queue_irqs(self, lay, masked):
+        """Mask (or unmask) through BAR0 IMR every interrupt index of the
+        queues of layout `lay`, as the driver does: while masked, no NAPI
+        poll runs, so no completion is reclaimed. Masking is done twice,
+        0.3 s apart: a poll running at the first write unmasks at its
+        end."""
+        base = self.bar_address(0) + REG_IMR
+        imrs = sorted({q.intr_idx for q in lay.tx} |
+                      {q.intr_idx for q in lay.rx})
+        for _ in range(2 if masked else 1):
+            with self.halted():
+                for i in imrs:
+                    self.write32(base + 8 * i, 1 if masked else 0)
+            if masked:
+                time.sleep(0.3)
+
     def bar_region(self, bar):
         """QMP query-pci region (address, size) of BAR `bar` of the NIC."""
         for bus in self.vm.qmp("query-pci"):
