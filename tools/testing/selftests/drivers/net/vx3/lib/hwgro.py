@@ -169,8 +169,14 @@ def send_between_peers(ctx, src, dst, path, v6, port, timeout=180,
         to = (f"TCP6:[{vm.peer_ip6(dst)}]" if v6
               else f"TCP4:{vm.peer_ip4(dst)}")
         t0 = time.monotonic()
-        rc, out = vm.peer(src, f"timeout {timeout} socat -u FILE:{path} "
-                               f"{to}:{port}", timeout=timeout + 30)
+        # 64 KiB writes (socat's default is 8 KiB): every write fills
+        # full-MSS segments even at MTU 9000. With 8 KiB writes an
+        # application-limited sender (a busy host) sends each write as
+        # one 8192-byte segment, and test_forward would take that for
+        # the guest cutting segments smaller.
+        rc, out = vm.peer(src, f"timeout {timeout} socat -b 65536 -u "
+                               f"FILE:{path} {to}:{port}",
+                          timeout=timeout + 30)
         dt = time.monotonic() - t0
         if rc == 124:
             return False, None, dt, f"not done after {timeout}s"
