@@ -13,7 +13,8 @@
 # Contents: busybox-static (with applet symlinks), dash as /bin/sh, iperf, mpstat, ethtool,
 # ip, tc, bpftool, their shared libraries, vx3-nl, vx3-udp and vx3-failnth
 # (built here, static), the BPF programs of vx3_xdp.bpf.c and
-# vx3_rxhash.bpf.c (clang),
+# vx3_rxhash.bpf.c and vx3_xdphash.bpf.c (clang), vx3-xdpbound (libbpf,
+# with its libraries),
 # guest/init + guest/agent.sh, and the modules
 # vmxnet3, 8021q, bridge, veth and (if given and present) vx3, with their dependencies,
 # decompressed (busybox modprobe cannot read .ko.xz) and indexed by depmod.
@@ -84,13 +85,27 @@ for t in vx3-nl vx3-udp vx3-failnth; do
 	install -m 0755 "$TOOLS/$t" "$STAGE/usr/bin/$t"
 done
 
+# vx3-xdpbound (device-bound XDP programs, for test_rss.py's RX hash
+# kfunc) links libbpf: built here, dynamically, and copied with its
+# libraries.
+for t in vx3-xdpbound; do
+	gcc -O2 -Wall -o "$TOOLS/$t.$$" "$HERE/$t.c" -lbpf
+	mv -f "$TOOLS/$t.$$" "$TOOLS/$t"
+	install -D -m 0755 "$TOOLS/$t" "$STAGE/usr/bin/$t"
+	for lib in $(ldd "$TOOLS/$t" | grep -o '/[^ ]*'); do
+		[ -e "$STAGE$lib" ] || install -D -m 0755 "$lib" "$STAGE$lib"
+	done
+done
+
 # XDP programs of test_xdp.py and the benchmark, with BTF (libbpf maps)
 mkdir -p "$STAGE/usr/lib/vx3"
 clang -O2 -g -Wall -target bpf -I/usr/include/x86_64-linux-gnu \
 	-c "$HERE/vx3_xdp.bpf.c" -o "$STAGE/usr/lib/vx3/vx3_xdp.bpf.o"
-# tc program of test_rss.py: the receive hash and queue per flow
-clang -O2 -g -Wall -target bpf -I/usr/include/x86_64-linux-gnu \
-	-c "$HERE/vx3_rxhash.bpf.c" -o "$STAGE/usr/lib/vx3/vx3_rxhash.bpf.o"
+# tc and XDP programs of test_rss.py: the receive hash and queue per flow
+for p in vx3_rxhash vx3_xdphash; do
+	clang -O2 -g -Wall -target bpf -I/usr/include/x86_64-linux-gnu \
+		-c "$HERE/$p.bpf.c" -o "$STAGE/usr/lib/vx3/$p.bpf.o"
+done
 
 # Modules: resolve dependencies with modinfo, decompress, depmod.
 declare -A seen=()

@@ -57,6 +57,25 @@ xdp_every_queue (vx3)
     flows must pass the program on every RX queue (rxN_xdp_pass) and
     still hash and spread as the table says (the skb built after
     XDP_PASS carries the device's hash).
+xdp_rxhash_kfunc
+    An XDP program (vx3_xdphash.bpf.c) loaded bound to the device
+    (vx3-xdpbound: Debian 12's bpftool cannot) calls
+    bpf_xdp_metadata_rx_hash() for every frame:
+    for every test flow it must return 0, the Toeplitz hash the device
+    computed (as spread_and_hash checks it) and the hash type of the
+    fields hashed (XDP_RSS_TYPE_L4_IPV4_TCP / L4_IPV6_TCP where the hash
+    types include the ports, L3_IPV4 / L3_IPV6 otherwise), the same for
+    all its frames, on the queue the table names. A driver whose kfunc
+    returns -EOPNOTSUPP for every frame (no xmo_rx_hash: the in-tree
+    vmxnet3) skips.
+channels_traffic (vx3)
+    16 TCP streams from the peer (iperf -P 16, reporting every 2 s) while
+    `ethtool -L` goes to one combined channel and back: with each channel
+    count every RX queue of that count must receive (netdev qstats per
+    queue), and after the last change every one of the 16 connections
+    must still move data (none reset or stalled); iperf must end without
+    error, and the test flows must hash and spread as the device's table
+    says afterwards.
 bad_input (vx3)
     Requests the device cannot do fail and leave RSS as it was: a hash
     function other than Toeplitz, UDP over IPv4 hashed over ports, and
@@ -67,11 +86,15 @@ bad_input (vx3)
 
 import json
 import os
+import re
 import socket
 import struct
+import threading
+import time
 
 import lib.devside as ds
-from lib.nic import diag, ethtool_stats, ping, setup_nic
+from lib.nic import (channels, diag, ethtool_stats, ifindex, ping, qstats,
+                     setup_nic)
 from lib.test import iperf_bytes, vx3_only
 
 NICS = 1
@@ -88,6 +111,11 @@ KEY_MAX, TABLE_MAX = 40, 128
 OBJ = "/usr/lib/vx3/vx3_rxhash.bpf.o"
 PIN = "/sys/fs/bpf/vx3_rxhash"
 MAPS = "/sys/fs/bpf/vx3_rxhash_maps"
+XDP_OBJ = "/usr/lib/vx3/vx3_xdphash.bpf.o"
+XDP_MAPS = "/sys/fs/bpf/vx3_xdphash_maps"
+# enum xdp_rss_hash_type (include/net/xdp.h)
+XDP_RSS_L3_IPV4, XDP_RSS_L3_IPV6, XDP_RSS_L4, XDP_RSS_L4_TCP = 1, 2, 8, 16
+EOPNOTSUPP = 95
 SPORT, DPORT, NPORTS = 40000, 7000, 32
 
 # Peer 1 sends one UDP datagram and one TCP SYN (the guest answers with
@@ -197,24 +225,30 @@ def _irqs(ctx):
     return res
 
 
+def _dump(ctx, path):
+    """The flows of a pinned vx3_rxhash.bpf.c map: list of dicts, the
+    flow (family, saddr, daddr bytes, proto, sport, dport) and what the
+    map holds for it."""
+    out = ctx.vm.check(f"bpftool -j map dump pinned {path}")
+    res = []
+    for e in json.loads(out):
+        f = e["formatted"]
+        k = f["key"]
+        alen = 4 if k["family"] == 4 else 16
+        res.append(dict(f["value"], family=k["family"], proto=k["proto"],
+                        saddr=bytes(k["saddr"][:alen]),
+                        daddr=bytes(k["daddr"][:alen]),
+                        sport=k["sport"], dport=k["dport"]))
+    return res
+
+
 def _flows(ctx):
     """The flows the tc program saw since the last clear: list of dicts
     (family, saddr, daddr bytes, proto, sport, dport, hash, queue,
     packets, other_hash, other_queue)."""
-    out = ctx.vm.check(f"bpftool -j map dump pinned {MAPS}/vx3_rxhash")
-    res = []
-    for e in json.loads(out):
-        f = e["formatted"]
-        k, v = f["key"], f["value"]
-        alen = 4 if k["family"] == 4 else 16
-        res.append({"family": k["family"], "proto": k["proto"],
-                    "saddr": bytes(k["saddr"][:alen]),
-                    "daddr": bytes(k["daddr"][:alen]),
-                    "sport": k["sport"], "dport": k["dport"],
-                    "hash": v["hash"], "queue": v["queue"] - 1,
-                    "packets": v["packets"],
-                    "other_hash": v["other_hash"],
-                    "other_queue": v["other_queue"]})
+    res = _dump(ctx, f"{MAPS}/vx3_rxhash")
+    for f in res:
+        f["queue"] -= 1
     return res
 
 
@@ -249,13 +283,22 @@ def _expected_hash(conf, fl):
     return toeplitz(conf["key"], data)
 
 
+def _peers(ctx):
+    vm = ctx.vm
+    return {socket.inet_pton(socket.AF_INET, vm.peer_ip4(1)),
+            socket.inet_pton(socket.AF_INET6, vm.peer_ip6(1))}
+
+
+def _flow_name(f):
+    return (f"IPv{f['family']} proto {f['proto']} "
+            f"{f['sport']}->{f['dport']}")
+
+
 def _check_flows(ctx, conf, want_queue=None):
     """Every test flow with the hash the device should have computed, on
     the queue its table names (or want_queue); returns the flows per
     queue."""
-    vm = ctx.vm
-    peers = {socket.inet_pton(socket.AF_INET, vm.peer_ip4(1)),
-             socket.inet_pton(socket.AF_INET6, vm.peer_ip6(1))}
+    peers = _peers(ctx)
     flows = [f for f in _flows(ctx) if f["saddr"] in peers]
     tests = [f for f in flows if f["proto"] in (socket.IPPROTO_TCP,
                                                 socket.IPPROTO_UDP) and
@@ -271,8 +314,7 @@ def _check_flows(ctx, conf, want_queue=None):
         per_q[f["queue"]] = per_q.get(f["queue"], 0) + 1
         if (f["hash"] != want or f["queue"] != q or f["other_hash"] or
                 f["other_queue"]):
-            bad.append(f"IPv{f['family']} proto {f['proto']} "
-                       f"{f['sport']}->{f['dport']}: hash {f['hash']:#010x} "
+            bad.append(f"{_flow_name(f)}: hash {f['hash']:#010x} "
                        f"(Toeplitz {want:#010x}), queue {f['queue']} (want "
                        f"{q}), {f['packets']} packets, {f['other_hash']} "
                        f"with another hash, {f['other_queue']} on another "
@@ -401,6 +443,133 @@ def test_rxhash_off(ctx):
                    f"flows carried a hash with rxhash off")
     finally:
         vm.check(f"ethtool -K {ifn} rxhash on")
+
+
+def _expected_type(conf, fl):
+    """The xdp_rss_hash_type of a flow's hash under conf."""
+    if fl["family"] == 4:
+        l3, l4, xl3 = HASH_IPV4, HASH_TCP_IPV4, XDP_RSS_L3_IPV4
+    else:
+        l3, l4, xl3 = HASH_IPV6, HASH_TCP_IPV6, XDP_RSS_L3_IPV6
+    if fl["proto"] == socket.IPPROTO_TCP and conf["types"] & l4:
+        return xl3 | XDP_RSS_L4 | XDP_RSS_L4_TCP
+    return xl3 if conf["types"] & l3 else 0
+
+
+def test_xdp_rxhash_kfunc(ctx):
+    vm, ifn = ctx.vm, ctx.ifname(1)
+    conf = _rss_conf(ctx.state["dev"])
+    vm.check(f"rm -rf {XDP_MAPS} && vx3-xdpbound {XDP_OBJ} xdp_rxhash {ifn} "
+             f"{XDP_MAPS}")
+    try:
+        ping(ctx, wait=30)
+        _send(ctx)
+        peers = _peers(ctx)
+        flows = [f for f in _dump(ctx, f"{XDP_MAPS}/vx3_xdphash")
+                 if f["saddr"] in peers]
+    finally:
+        vm.check(f"ip link set dev {ifn} xdpdrv off; rm -rf {XDP_MAPS}")
+    tests = [f for f in flows if SPORT <= f["sport"] < SPORT + NPORTS]
+    ctx.expect(len(tests) == 4 * NPORTS, f"the XDP program saw "
+               f"{len(tests)} of the {4 * NPORTS} test flows")
+    if all(f["err"] == -EOPNOTSUPP for f in flows):
+        ctx.skip(f"{ctx.driver}: bpf_xdp_metadata_rx_hash() returns "
+                 f"-EOPNOTSUPP for every frame (the driver has no "
+                 f"xmo_rx_hash)")
+    table = conf["table"]
+    bad = []
+    for f in flows:
+        want, wtype = _expected_hash(conf, f), _expected_type(conf, f)
+        q = table[want % len(table)]
+        if (f["err"] or f["hash"] != want or f["type"] != wtype or
+                f["other"] or f["queue"] != q):
+            bad.append(f"{_flow_name(f)}: returned {f['err']}, "
+                       f"hash {f['hash']:#010x} (Toeplitz {want:#010x}), "
+                       f"type {f['type']:#x} (want {wtype:#x}), queue "
+                       f"{f['queue']} (want {q}), {f['packets']} packets, "
+                       f"{f['other']} with another result")
+    diag(f"{ctx.driver}: the kfunc's result for {len(flows)} flows from "
+         f"the peer; {len(bad)} wrong")
+    ctx.expect(not bad, "flows with a wrong kfunc result:\n" +
+               "\n".join(bad[:20]))
+
+
+def _rx_queue_packets(ctx):
+    """rx-packets per RX queue id (netdev qstats)."""
+    vm = ctx.vm
+    return {q["queue-id"]: q.get("rx-packets", 0)
+            for q in qstats(vm, ifindex(vm, ctx.ifname(1)), queue=True)
+            if q["queue-type"] == "rx"}
+
+
+def _expect_all_receive(ctx, nq, what):
+    """Every one of the nq RX queues receives within a few seconds."""
+    a = _rx_queue_packets(ctx)
+    deadline = time.monotonic() + 10
+    while True:
+        time.sleep(1)
+        b = _rx_queue_packets(ctx)
+        grew = {q: b[q] - a.get(q, 0) for q in b}
+        if sorted(q for q in grew if grew[q] > 0) == list(range(nq)):
+            diag(f"{ctx.driver}: {what}: packets per RX queue {grew}")
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what}: not every one of {nq} RX queues "
+                                 f"received: {grew}")
+
+
+# iperf 2 -y C interval line: time,src,sport,dst,dport,id,start-end,bytes,bps
+IPERF_CSV_RE = re.compile(r"^\d+,[^,]+,\d+,[^,]+,\d+,(\d+),"
+                          r"([\d.]+)-([\d.]+),(\d+),", re.M)
+
+
+@vx3_only
+def test_channels_traffic(ctx):
+    vm, ifn = ctx.vm, ctx.ifname(1)
+    cur = channels(vm, ifn)[1]
+    orig = (cur["Combined"], cur["TX"])
+    nq, port, secs = ctx.state["nq"], 5941, 40
+    srv = vm.bg(f"exec iperf -s -p {port}")
+    res = []
+    try:
+        vm.run(f"for i in $(seq 50); do ss -Hltn 'sport = :{port}' | "
+               f"grep -q . && exit 0; sleep 0.1; done")
+        t0 = time.monotonic()
+        client = threading.Thread(target=lambda: res.append(vm.peer(
+            1, f"iperf -c {vm.guest_ip4(1)} -p {port} -t {secs} -i 2 "
+               f"-P 16 -y C 2>&1", timeout=secs + 60)))
+        client.start()
+        try:
+            _expect_all_receive(ctx, nq, f"combined {orig[0]} tx {orig[1]}")
+            for c, t in ((1, 0), orig):
+                vm.check(f"ethtool -L {ifn} combined {c} tx {t}")
+                _expect_all_receive(ctx, c, f"after ethtool -L combined "
+                                    f"{c} tx {t}")
+            changed = time.monotonic() - t0
+        finally:
+            vm.run(f"ethtool -L {ifn} combined {orig[0]} tx {orig[1]}")
+            client.join()
+    finally:
+        srv.stop()
+    rc, out = res[0]
+    ctx.expect(rc == 0 and "failed" not in out and "reset" not in out,
+               f"iperf -P 16 failed (rc={rc}):\n{out[-2000:]}")
+    ctx.expect(changed + 4 < secs, f"the changes took {changed:.0f} s of "
+               f"the {secs} s transfer: no interval after them to check")
+    late = {}
+    for sid, start, end, nbytes in IPERF_CSV_RE.findall(out):
+        if float(end) - float(start) <= 2.5 and float(start) >= changed:
+            late[sid] = late.get(sid, 0) + int(nbytes)
+    diag(f"{ctx.driver}: channel changes done {changed:.1f} s into the "
+         f"transfer; bytes per connection after them: "
+         f"{dict(sorted(late.items(), key=lambda x: int(x[0])))}")
+    ctx.expect(len(late) == 16 and all(late.values()),
+               f"not every one of the 16 connections moved data after the "
+               f"channel changes: {late}")
+    ping(ctx, wait=30)
+    _clear(ctx)
+    _send(ctx)
+    _check_flows(ctx, _rss_conf(ctx.state["dev"]))
 
 
 @vx3_only

@@ -9,24 +9,8 @@
  * never changes a verdict.
  */
 
-#include <linux/bpf.h>
-#include <linux/if_ether.h>
-#include <linux/in.h>
-#include <linux/ip.h>
-#include <linux/ipv6.h>
 #include <linux/pkt_cls.h>
-#include <bpf/bpf_endian.h>
-#include <bpf/bpf_helpers.h>
-
-struct vx3_flow {
-	__u8 saddr[16];
-	__u8 daddr[16];
-	__u16 sport;
-	__u16 dport;
-	__u8 proto;
-	__u8 family;
-	__u8 pad[2];
-};
+#include "vx3_flow.bpf.h"
 
 struct vx3_seen {
 	__u32 hash;
@@ -43,56 +27,15 @@ struct {
 	__type(value, struct vx3_seen);
 } vx3_rxhash SEC(".maps");
 
-static int ports(struct vx3_flow *f, void *l4, void *end)
-{
-	__be16 *p = l4;
-
-	if (f->proto != IPPROTO_TCP && f->proto != IPPROTO_UDP)
-		return 0;
-	if ((void *)(p + 2) > end)
-		return -1;
-	f->sport = bpf_ntohs(p[0]);
-	f->dport = bpf_ntohs(p[1]);
-	return 0;
-}
-
 SEC("tc") int rxhash(struct __sk_buff *skb)
 {
 	void *end = (void *)(long)skb->data_end;
 	void *data = (void *)(long)skb->data;
 	struct vx3_seen *s, n = {};
-	struct ethhdr *eth = data;
 	struct vx3_flow f = {};
 
-	if ((void *)(eth + 1) > end)
+	if (flow_of(data, end, &f))
 		return TC_ACT_OK;
-	if (eth->h_proto == bpf_htons(ETH_P_IP)) {
-		struct iphdr *ip = (void *)(eth + 1);
-
-		if ((void *)(ip + 1) > end)
-			return TC_ACT_OK;
-		__builtin_memcpy(f.saddr, &ip->saddr, 4);
-		__builtin_memcpy(f.daddr, &ip->daddr, 4);
-		f.proto = ip->protocol;
-		f.family = 4;
-		if (!(ip->frag_off & bpf_htons(0x3fff)) &&
-		    ports(&f, (void *)ip + (ip->ihl & 0xf) * 4, end))
-			return TC_ACT_OK;
-	} else if (eth->h_proto == bpf_htons(ETH_P_IPV6)) {
-		struct ipv6hdr *ip6 = (void *)(eth + 1);
-
-		if ((void *)(ip6 + 1) > end)
-			return TC_ACT_OK;
-		__builtin_memcpy(f.saddr, &ip6->saddr, 16);
-		__builtin_memcpy(f.daddr, &ip6->daddr, 16);
-		f.proto = ip6->nexthdr;
-		f.family = 6;
-		if (ports(&f, ip6 + 1, end))
-			return TC_ACT_OK;
-	} else {
-		return TC_ACT_OK;
-	}
-
 	s = bpf_map_lookup_elem(&vx3_rxhash, &f);
 	if (!s) {
 		n.hash = skb->hash;
