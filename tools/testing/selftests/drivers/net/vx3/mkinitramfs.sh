@@ -13,8 +13,8 @@
 # Contents: busybox-static (with applet symlinks), dash as /bin/sh, iperf, mpstat, ethtool,
 # ip, tc, bpftool, their shared libraries, vx3-nl, vx3-udp and vx3-failnth
 # (built here, static), the BPF programs of vx3_xdp.bpf.c and
-# vx3_rxhash.bpf.c and vx3_xdphash.bpf.c (clang), vx3-xdpbound (libbpf,
-# with its libraries),
+# vx3_rxhash.bpf.c and vx3_xdphash.bpf.c (clang), vx3-xdpbound and vx3-xsk
+# (libbpf, with its libraries),
 # guest/init + guest/agent.sh, and the modules
 # vmxnet3, 8021q, bridge, veth and (if given and present) vx3, with their dependencies,
 # decompressed (busybox modprobe cannot read .ko.xz) and indexed by depmod.
@@ -86,9 +86,9 @@ for t in vx3-nl vx3-udp vx3-failnth; do
 done
 
 # vx3-xdpbound (device-bound XDP programs, for test_rss.py's RX hash
-# kfunc) links libbpf: built here, dynamically, and copied with its
-# libraries.
-for t in vx3-xdpbound; do
+# kfunc) and vx3-xsk (AF_XDP sockets, test_xsk.py) link libbpf: built
+# here, dynamically, and copied with their libraries.
+for t in vx3-xdpbound vx3-xsk; do
 	gcc -O2 -Wall -o "$TOOLS/$t.$$" "$HERE/$t.c" -lbpf
 	mv -f "$TOOLS/$t.$$" "$TOOLS/$t"
 	install -D -m 0755 "$TOOLS/$t" "$STAGE/usr/bin/$t"

@@ -19,6 +19,8 @@
  *   xdp_cpumap: redirect test packets into the cpumap vx3_cpus (CPU 1),
  *           whose kthread builds the skbs for the stack
  *   xdp_pass_mb, xdp_tx_mb: frags-aware ("xdp.frags") pass and reflect
+ *   xdp_xsk: redirect test packets to the AF_XDP socket of their RX queue
+ *           in the XSKMAP vx3_xsks (vx3-xsk), pass them if it has none
  */
 
 #include <stdbool.h>
@@ -63,6 +65,14 @@ struct {
 	__type(key, __u32);
 	__type(value, struct bpf_cpumap_val);
 } vx3_cpus SEC(".maps");
+
+/* Key: RX queue, value: the AF_XDP socket bound to it */
+struct {
+	__uint(type, BPF_MAP_TYPE_XSKMAP);
+	__uint(max_entries, 64);
+	__type(key, __u32);
+	__type(value, __u32);
+} vx3_xsks SEC(".maps");
 
 static __always_inline void count(__u32 idx, __u64 val)
 {
@@ -280,6 +290,15 @@ SEC("xdp") int xdp_cpumap(struct xdp_md *ctx)
 	count(CNT_PKTS, 1);
 	count(CNT_BYTES, bpf_xdp_get_buff_len(ctx));
 	return bpf_redirect_map(&vx3_cpus, 1, 0);
+}
+
+SEC("xdp") int xdp_xsk(struct xdp_md *ctx)
+{
+	if (!test_udp(ctx, false))
+		return XDP_PASS;
+	count(CNT_PKTS, 1);
+	count(CNT_BYTES, bpf_xdp_get_buff_len(ctx));
+	return bpf_redirect_map(&vx3_xsks, ctx->rx_queue_index, XDP_PASS);
 }
 
 char _license[] SEC("license") = "GPL";

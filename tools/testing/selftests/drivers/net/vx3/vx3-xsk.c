@@ -1,0 +1,399 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vx3-xsk - AF_XDP socket traffic with verified payloads
+ *
+ *   vx3-xsk rx IFNAME QUEUE MODE COUNT IDLE_MS
+ *   vx3-xsk tx IFNAME QUEUE MODE COUNT SIZE DST_MAC SRC_IP DST_IP
+ *
+ * MODE: "copy" (XDP_COPY, the program in driver mode), "zc" (XDP_ZEROCOPY,
+ * driver mode) or "skb" (XDP_COPY, the program in generic mode).
+ *
+ * rx: attaches xdp_xsk of /usr/lib/vx3/vx3_xdp.bpf.o to IFNAME (UDP to
+ * port 9999 goes to the socket of its RX queue), binds a socket to QUEUE,
+ * prints "ready", and receives until COUNT datagrams arrived or none came
+ * for IDLE_MS. Each payload must be lib/xdppeer.py's: a 4-byte sequence
+ * number and bytes derived from it. The program is detached at the end.
+ *
+ * tx: sends COUNT UDP datagrams of SIZE payload bytes from port 9998 to
+ * DST_IP:9999 (Ethernet to DST_MAC) through the socket's TX ring, with
+ * xdppeer.py's payloads, and waits for every completion.
+ *
+ * Both end with one line of JSON (rx: received, bad, dup, other_queue;
+ * tx: sent, completed) and exit 0 unless a system call failed.
+ */
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <net/if.h>
+#include <netinet/ip.h>
+#include <netinet/udp.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <linux/if_ether.h>
+#include <linux/if_link.h>
+#include <linux/if_xdp.h>
+
+#ifndef SOL_XDP
+#define SOL_XDP 283
+#endif
+
+#define OBJ		"/usr/lib/vx3/vx3_xdp.bpf.o"
+#define SPORT		9998
+#define DPORT		9999
+#define NFRAMES		4096
+#define FRAME		4096
+#define NDESC		2048
+#define HDRS		(ETH_HLEN + sizeof(struct iphdr) + sizeof(struct udphdr))
+
+struct ring {
+	__u32 *prod;
+	__u32 *cons;
+	__u32 *flags;
+	void *desc;
+	__u32 mask;
+};
+
+struct xsk {
+	int fd;
+	unsigned char *umem;
+	struct ring rx, tx, fill, comp;
+};
+
+static void die(const char *what)
+{
+	fprintf(stderr, "vx3-xsk: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+static __u32 load_acq(__u32 *p)
+{
+	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+
+static void store_rel(__u32 *p, __u32 v)
+{
+	__atomic_store_n(p, v, __ATOMIC_RELEASE);
+}
+
+static void map_ring(int fd, struct ring *r, const struct xdp_ring_offset *o,
+		     size_t desc_size, off_t pgoff)
+{
+	void *m = mmap(NULL, o->desc + NDESC * desc_size,
+		       PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
+		       fd, pgoff);
+
+	if (m == MAP_FAILED)
+		die("mmap ring");
+	r->prod = m + o->producer;
+	r->cons = m + o->consumer;
+	r->flags = m + o->flags;
+	r->desc = m + o->desc;
+	r->mask = NDESC - 1;
+}
+
+static void xsk_open(struct xsk *x, unsigned int ifindex, __u32 queue,
+		     __u16 bind_flags)
+{
+	struct xdp_umem_reg reg = {};
+	struct xdp_mmap_offsets off;
+	struct sockaddr_xdp sxdp = {};
+	socklen_t len = sizeof(off);
+	int n = NDESC;
+
+	x->umem = mmap(NULL, (size_t)NFRAMES * FRAME, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (x->umem == MAP_FAILED)
+		die("mmap umem");
+	x->fd = socket(AF_XDP, SOCK_RAW, 0);
+	if (x->fd < 0)
+		die("socket(AF_XDP)");
+	reg.addr = (__u64)(uintptr_t)x->umem;
+	reg.len = (__u64)NFRAMES * FRAME;
+	reg.chunk_size = FRAME;
+	if (setsockopt(x->fd, SOL_XDP, XDP_UMEM_REG, &reg, sizeof(reg)))
+		die("XDP_UMEM_REG");
+	if (setsockopt(x->fd, SOL_XDP, XDP_UMEM_FILL_RING, &n, sizeof(n)) ||
+	    setsockopt(x->fd, SOL_XDP, XDP_UMEM_COMPLETION_RING, &n,
+		       sizeof(n)) ||
+	    setsockopt(x->fd, SOL_XDP, XDP_RX_RING, &n, sizeof(n)) ||
+	    setsockopt(x->fd, SOL_XDP, XDP_TX_RING, &n, sizeof(n)))
+		die("ring sizes");
+	if (getsockopt(x->fd, SOL_XDP, XDP_MMAP_OFFSETS, &off, &len))
+		die("XDP_MMAP_OFFSETS");
+	map_ring(x->fd, &x->rx, &off.rx, sizeof(struct xdp_desc),
+		 XDP_PGOFF_RX_RING);
+	map_ring(x->fd, &x->tx, &off.tx, sizeof(struct xdp_desc),
+		 XDP_PGOFF_TX_RING);
+	map_ring(x->fd, &x->fill, &off.fr, sizeof(__u64),
+		 XDP_UMEM_PGOFF_FILL_RING);
+	map_ring(x->fd, &x->comp, &off.cr, sizeof(__u64),
+		 XDP_UMEM_PGOFF_COMPLETION_RING);
+	sxdp.sxdp_family = AF_XDP;
+	sxdp.sxdp_ifindex = ifindex;
+	sxdp.sxdp_queue_id = queue;
+	sxdp.sxdp_flags = bind_flags | XDP_USE_NEED_WAKEUP;
+	if (bind(x->fd, (struct sockaddr *)&sxdp, sizeof(sxdp)))
+		die("bind");
+}
+
+static int payload_ok(const unsigned char *p, __u32 len, __u32 *seq)
+{
+	__u32 i;
+
+	if (len < 4)
+		return 0;
+	*seq = (__u32)p[0] << 24 | (__u32)p[1] << 16 | (__u32)p[2] << 8 | p[3];
+	for (i = 4; i < len; i++)
+		if (p[i] != (unsigned char)(*seq + i - 4))
+			return 0;
+	return 1;
+}
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+static int do_rx(struct xsk *x, unsigned int ifindex, __u32 queue,
+		 __u32 xdp_flags, __u64 count, int idle_ms)
+{
+	unsigned long long received = 0, bad = 0, dup = 0;
+	struct bpf_object *obj;
+	struct bpf_program *prog;
+	unsigned char *seen;
+	__u32 i, prod;
+	long long last;
+	int map;
+
+	obj = bpf_object__open_file(OBJ, NULL);
+	if (!obj || bpf_object__load(obj))
+		die(OBJ);
+	prog = bpf_object__find_program_by_name(obj, "xdp_xsk");
+	map = bpf_object__find_map_fd_by_name(obj, "vx3_xsks");
+	if (!prog || map < 0)
+		die("xdp_xsk / vx3_xsks");
+	if (bpf_map_update_elem(map, &queue, &x->fd, 0))
+		die("XSKMAP update");
+	if (bpf_xdp_attach(ifindex, bpf_program__fd(prog), xdp_flags, NULL))
+		die("XDP attach");
+
+	/* Half the UMEM on the fill ring, the rest never used */
+	for (i = 0; i < NDESC; i++)
+		((__u64 *)x->fill.desc)[i] = (__u64)i * FRAME;
+	store_rel(x->fill.prod, NDESC);
+	seen = calloc(count + 1, 1);
+	if (!seen)
+		die("calloc");
+	printf("ready\n");
+	fflush(stdout);
+
+	last = now_ms();
+	while (received < count && now_ms() - last < idle_ms) {
+		struct pollfd pfd = { .fd = x->fd, .events = POLLIN };
+		__u32 cons = *x->rx.cons, fprod = *x->fill.prod;
+
+		prod = load_acq(x->rx.prod);
+		if (prod == cons) {
+			if (*x->fill.flags & XDP_RING_NEED_WAKEUP)
+				recvfrom(x->fd, NULL, 0, MSG_DONTWAIT, NULL,
+					 NULL);
+			poll(&pfd, 1, 50);
+			continue;
+		}
+		for (; cons != prod; cons++) {
+			struct xdp_desc *d = (struct xdp_desc *)x->rx.desc +
+					     (cons & x->rx.mask);
+			const unsigned char *f = x->umem + d->addr;
+			__u32 seq;
+
+			if (d->len < HDRS ||
+			    !payload_ok(f + HDRS, d->len - HDRS, &seq) ||
+			    seq >= count) {
+				bad++;
+			} else if (seen[seq]) {
+				dup++;
+			} else {
+				seen[seq] = 1;
+				received++;
+			}
+			((__u64 *)x->fill.desc)[fprod++ & x->fill.mask] =
+				d->addr & ~(__u64)(FRAME - 1);
+		}
+		store_rel(x->rx.cons, cons);
+		store_rel(x->fill.prod, fprod);
+		last = now_ms();
+	}
+	bpf_xdp_detach(ifindex, xdp_flags, NULL);
+	bpf_object__close(obj);
+	printf("{\"received\": %llu, \"bad\": %llu, \"dup\": %llu}\n",
+	       received, bad, dup);
+	return 0;
+}
+
+static __u16 ip_csum(const void *hdr, size_t len)
+{
+	const __u16 *p = hdr;
+	__u32 sum = 0;
+
+	for (; len > 1; len -= 2)
+		sum += *p++;
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return ~sum;
+}
+
+static __u32 build_frame(unsigned char *f, const unsigned char *dst,
+			 const unsigned char *src, in_addr_t saddr,
+			 in_addr_t daddr, __u32 seq, __u32 size)
+{
+	struct iphdr *ip = (void *)(f + ETH_HLEN);
+	struct udphdr *uh = (void *)(ip + 1);
+	unsigned char *p = (void *)(uh + 1);
+	__u32 i;
+
+	memcpy(f, dst, ETH_ALEN);
+	memcpy(f + ETH_ALEN, src, ETH_ALEN);
+	f[12] = ETH_P_IP >> 8;
+	f[13] = ETH_P_IP & 0xff;
+	memset(ip, 0, sizeof(*ip));
+	ip->version = 4;
+	ip->ihl = 5;
+	ip->ttl = 64;
+	ip->protocol = IPPROTO_UDP;
+	ip->tot_len = htons(sizeof(*ip) + sizeof(*uh) + size);
+	ip->saddr = saddr;
+	ip->daddr = daddr;
+	ip->check = ip_csum(ip, sizeof(*ip));
+	uh->source = htons(SPORT);
+	uh->dest = htons(DPORT);
+	uh->len = htons(sizeof(*uh) + size);
+	uh->check = 0;
+	p[0] = seq >> 24;
+	p[1] = seq >> 16;
+	p[2] = seq >> 8;
+	p[3] = seq;
+	for (i = 4; i < size; i++)
+		p[i] = seq + i - 4;
+	return HDRS + size;
+}
+
+static void if_mac(const char *ifname, unsigned char *mac)
+{
+	struct ifreq ifr = {};
+	int s = socket(AF_INET, SOCK_DGRAM, 0);
+
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	if (s < 0 || ioctl(s, SIOCGIFHWADDR, &ifr))
+		die("SIOCGIFHWADDR");
+	memcpy(mac, ifr.ifr_hwaddr.sa_data, ETH_ALEN);
+	close(s);
+}
+
+static int do_tx(struct xsk *x, const char *ifname, __u64 count, __u32 size,
+		 const char *dmac, const char *sip, const char *dip)
+{
+	unsigned char dst[ETH_ALEN], src[ETH_ALEN];
+	__u64 sent = 0, done = 0, free_n = NFRAMES;
+	__u64 *free_frames;
+	long long last;
+	__u32 i;
+
+	if (sscanf(dmac, "%hhx:%hhx:%hhx:%hhx:%hhx:%hhx", &dst[0], &dst[1],
+		   &dst[2], &dst[3], &dst[4], &dst[5]) != 6 ||
+	    size < 4 || HDRS + size > FRAME) {
+		fprintf(stderr, "vx3-xsk: bad MAC or size\n");
+		return 2;
+	}
+	if_mac(ifname, src);
+	free_frames = malloc(NFRAMES * sizeof(*free_frames));
+	if (!free_frames)
+		die("malloc");
+	for (i = 0; i < NFRAMES; i++)
+		free_frames[i] = (__u64)i * FRAME;
+
+	last = now_ms();
+	while (done < count && now_ms() - last < 5000) {
+		__u32 cprod = load_acq(x->comp.prod), ccons = *x->comp.cons;
+		__u32 tprod = *x->tx.prod;
+		__u32 room = NDESC - (tprod - load_acq(x->tx.cons));
+
+		for (; ccons != cprod; ccons++, done++)
+			free_frames[free_n++] =
+				((__u64 *)x->comp.desc)[ccons & x->comp.mask];
+		if (ccons != *x->comp.cons) {
+			store_rel(x->comp.cons, ccons);
+			last = now_ms();
+		}
+		for (; sent < count && free_n && room; sent++, room--) {
+			struct xdp_desc *d = (struct xdp_desc *)x->tx.desc +
+					     (tprod++ & x->tx.mask);
+
+			d->addr = free_frames[--free_n];
+			d->len = build_frame(x->umem + d->addr, dst, src,
+					     inet_addr(sip), inet_addr(dip),
+					     sent, size);
+		}
+		store_rel(x->tx.prod, tprod);
+		if (*x->tx.flags & XDP_RING_NEED_WAKEUP &&
+		    sendto(x->fd, NULL, 0, MSG_DONTWAIT, NULL, 0) < 0 &&
+		    errno != EAGAIN && errno != EBUSY && errno != ENOBUFS)
+			die("sendto");
+		if (done < sent)
+			usleep(100);
+	}
+	printf("{\"sent\": %llu, \"completed\": %llu}\n",
+	       (unsigned long long)sent, (unsigned long long)done);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	__u32 xdp_flags = XDP_FLAGS_DRV_MODE;
+	unsigned int ifindex;
+	__u16 bind_flags;
+	struct xsk x;
+	__u32 queue;
+
+	if (argc < 7 || (strcmp(argv[1], "rx") && strcmp(argv[1], "tx")) ||
+	    (!strcmp(argv[1], "tx") && argc != 10)) {
+		fprintf(stderr, "usage: vx3-xsk rx IFNAME QUEUE MODE COUNT "
+			"IDLE_MS\n       vx3-xsk tx IFNAME QUEUE MODE COUNT "
+			"SIZE DST_MAC SRC_IP DST_IP\n");
+		return 2;
+	}
+	ifindex = if_nametoindex(argv[2]);
+	if (!ifindex)
+		die(argv[2]);
+	queue = strtoul(argv[3], NULL, 0);
+	if (!strcmp(argv[4], "zc")) {
+		bind_flags = XDP_ZEROCOPY;
+	} else if (!strcmp(argv[4], "copy")) {
+		bind_flags = XDP_COPY;
+	} else if (!strcmp(argv[4], "skb")) {
+		bind_flags = XDP_COPY;
+		xdp_flags = XDP_FLAGS_SKB_MODE;
+	} else {
+		fprintf(stderr, "vx3-xsk: mode is copy, zc or skb\n");
+		return 2;
+	}
+	xsk_open(&x, ifindex, queue, bind_flags);
+	if (!strcmp(argv[1], "rx"))
+		return do_rx(&x, ifindex, queue, xdp_flags,
+			     strtoull(argv[5], NULL, 0), atoi(argv[6]));
+	return do_tx(&x, argv[2], strtoull(argv[5], NULL, 0),
+		     strtoul(argv[6], NULL, 0), argv[7], argv[8], argv[9]);
+}
