@@ -50,7 +50,8 @@ lro_every_queue (vx3)
     peer (iperf -P 16: 16 source ports, spread by the 4-tuple hash) for
     4 s: every RX queue must build LRO aggregates of its own
     (rxN_lro_packets), with no ring protocol error (rxN_drop_bad) and
-    no reset, and the transfer must move data.
+    no reset, and the transfer must move data. The streams and packets
+    per queue (the tc program's view) are printed beside.
 xdp_every_queue (vx3)
     With an XDP program attached (vx3_xdp.bpf.c xdp_pass: each queue
     gets the program and its own page pool's XDP headroom), the test
@@ -612,10 +613,18 @@ def test_lro_every_queue(ctx):
         ping(ctx, wait=30)
         vm.run(f"for i in $(seq 50); do ss -Hltn 'sport = :{port}' | "
                f"grep -q . && exit 0; sleep 0.1; done")
+        _clear(ctx)
         s0 = ethtool_stats(vm, ifn)
         rc, out = vm.peer(1, f"iperf -c {vm.guest_ip4(1)} -p {port} -t 4 "
                           f"-P 16 -y C", timeout=90)
         s1 = ethtool_stats(vm, ifn)
+        # The streams' packets per RX queue, as the tc program saw them
+        # (aggregates count once)
+        per_q = {}
+        for f in _flows(ctx):
+            if f["dport"] == port:
+                n, p = per_q.get(f["queue"], (0, 0))
+                per_q[f["queue"]] = (n + 1, p + f["packets"])
     finally:
         srv.stop()
         vm.run(f"ip link set {ifn} mtu 1500")
@@ -626,11 +635,14 @@ def test_lro_every_queue(ctx):
     bad = [b - a for a, b in zip(_per_queue(s0, "drop_bad", nq),
                                  _per_queue(s1, "drop_bad", nq))]
     moved = iperf_bytes(out)
-    diag(f"{ctx.driver}: MTU 9000, LRO on, 16 streams: {moved} bytes; LRO "
-         f"aggregates per RX queue {lro}; ring errors {bad}; resets "
-         f"{s0.get('resets')} -> {s1.get('resets')}")
+    streams = "; ".join(f"queue {q}: {n} streams, {p} packets"
+                        for q, (n, p) in sorted(per_q.items()))
+    diag(f"{ctx.driver}: MTU 9000, LRO on, 16 streams: {moved} bytes "
+         f"({streams}); LRO aggregates per RX queue {lro}; ring errors "
+         f"{bad}; resets {s0.get('resets')} -> {s1.get('resets')}")
     ctx.expect(moved > 0, "the 16 streams moved no data")
-    ctx.expect(all(lro), f"not every RX queue built LRO aggregates: {lro}")
+    ctx.expect(all(lro), f"not every RX queue built LRO aggregates: {lro} "
+               f"({streams})")
     ctx.expect(not any(bad) and s1.get("resets") == s0.get("resets"),
                f"ring protocol errors {bad} or a reset "
                f"({s0.get('resets')} -> {s1.get('resets')})")
