@@ -20,6 +20,14 @@ guest's NIC 1, vx3 vs vmxnet3: XDP_DROP (xdp_drop_all), XDP_TX back to
 peer 1 (xdp_tx_all) and XDP_REDIRECT through a devmap to NIC 2 and peer 2
 (xdp_redirect_all), beside the stack forwarding of "fwd" (run in the same
 repetitions when both are selected).
+Experiment "rss" (not in the default set): multi-flow receive, iperf -P
+PARALLEL from the peer with LRO on, on the rig's QEMU whose vmxnet3
+model does RSS (scripts/vx3-qemu.sh; the whole run boots it): vx3 with
+1, 2, 4, 8 combined channels (ethtool -L, up to what ethtool -l
+offers) against vmxnet3, whose RX queue count is fixed by the vCPUs
+(run once per --smp). Beside the cost per GB it reports how the
+load splits: interrupts per queue vector, CPU time per vCPU thread,
+the guest's %soft per CPU.
 A fourth driver, "vmxnet3 patched" (the in-tree driver with the series of
 scripts/vmxnet3-series/, make vmxnet3-patched, or $VX3_VMXNET3_PATCHED_KO),
 gets a cell beside every vmxnet3 cell when its module exists (--patched).
@@ -92,6 +100,9 @@ FWD_PATHS = {
     "vmxnet3": ("vmxnet3", "vmxnet3"),
     "vmxnet3p": ("vmxnet3p", PATCHED_LABEL),
 }
+# Multi-flow receive on the RSS model: drivers and vx3's channel counts
+RSS_DRIVERS = ("vx3", "vmxnet3")
+RSS_QUEUES = (1, 2, 4, 8)
 TX_PATHS = {"vx3": ("vx3", "vx3"), "vmxnet3": ("vmxnet3", "vmxnet3"),
             "vmxnet3p": ("vmxnet3p", PATCHED_LABEL)}
 FWD_DST = "198.18.2.3"	# behind peer 2; peer 2 does not forward: dropped
@@ -189,7 +200,9 @@ class Bench:
         a = self.args
         self.vm = vmlib.VM(kv, initrd, nics=2, variant="bench",
                            logdir=os.path.join(self.outdir, "vm"),
-                           smp=a.smp, mem=a.mem)
+                           smp=a.smp, mem=a.mem,
+                           qemu=(vmlib.qemu_patched() if "rss" in a.exp
+                                 else None))
         self.vm.start()
         log(f"guest up in {self.vm.boot_time:.1f}s (runid {self.vm.runid})")
         self.pin()
@@ -766,6 +779,78 @@ class Bench:
                                      if units > 0 and share is not None
                                      else None)
 
+    # --- experiment 5: multi-flow receive over RSS queues ----------------------
+    def rss_queues(self):
+        """vx3's channel counts to measure: RSS_QUEUES up to its maximum."""
+        ifn = self.use("vx3")[1]
+        out = self.vm.check(f"ethtool -l {ifn}")
+        most = int(re.search(r"Combined:\s+(\d+)", out).group(1))
+        return [q for q in RSS_QUEUES if q <= most]
+
+    def nic_irqs(self, ifn):
+        """Interrupts per vector of guest NIC ifn: {vector name: count}."""
+        out = self.vm.check(f"grep -E ' {ifn}-' /proc/interrupts || true")
+        res = {}
+        for line in out.splitlines():
+            f = line.split()
+            res[f[-1]] = sum(int(x) for x in f[1:] if x.isdigit())
+        return res
+
+    def rss_cell(self, drv, queues, secs, rep):
+        a_, vm = self.args, self.vm
+        t0 = time.monotonic()
+        ifn = self.use(drv)[1]
+        self.xdp_attach(ifn, None)
+        sets = [self.gro(ifn, drv, True)]
+        if drv == "vx3":
+            sets.append((f"-L {ifn} combined {queues} tx 0", f"-l {ifn}",
+                         f"Combined:\t{queues}"))
+        self.setup(sets)
+        nq = len(vm.check(f"ls -d /sys/class/net/{ifn}/queues/rx-*")
+                 .split())
+        if queues and nq != queues:
+            raise vmlib.VMError(f"{drv}: {nq} RX queues, not {queues}")
+        label = f"{DRV_LABELS[drv]} {nq}q"
+        cli = self.host_bg(1, ["iperf", "-c", vm.guest_ip4(1), "-p",
+                               str(IPERF_PORT), "-t", str(secs + 120),
+                               "-P", str(a_.parallel), "-y", "C"])
+        sampler = measure.Sampler(vm, [ifn, self.ifn[2]], taps=(1,),
+                                  tcp_port=IPERF_PORT)
+        sampler.gen_pids = [cli.pid]
+        try:
+            self.wait_flow("tx", cli)
+            irq0 = self.nic_irqs(ifn)
+            a, b, mp = self.measure(sampler, secs, f"mpstat -P ALL 1 {secs}")
+            irq1 = self.nic_irqs(ifn)
+        finally:
+            iout = self.host_stop(cli, signal.SIGINT, timeout=10)
+        row = self.base_row("rss", drv, label, rep, lro=1, par=a_.parallel,
+                            queues=nq)
+        row.update(measure.window(a, b, a_.smp, [ifn, self.ifn[2]]))
+        self.add_mpstat(row, mp)
+        _, row["iperf_gbps"] = measure.iperf_rate(iout)
+        self.rates(row, "tap1_tx_bytes", "g_rx_bytes")
+        self.tcp(row, "peer", "p_tcp_", "p_bytes_acked")
+        # How the load split: interrupts per queue vector (share of the
+        # NIC's), CPU-s per vCPU thread, the guest's %soft per CPU
+        irqs = {n: irq1[n] - irq0.get(n, 0) for n in irq1}
+        tot = sum(irqs.values())
+        row["irq_split"] = " ".join(
+            f"{n.rsplit('-', 1)[-1]}:{100.0 * v / tot:.0f}%"
+            for n, v in sorted(irqs.items(), key=lambda x: x[0])
+            if "rx" in n) if tot else ""
+        row["vcpu_split"] = " ".join(
+            f"{n.split()[1].split('/')[0]}:{b['thr'][n] - a['thr'].get(n, 0):.1f}"
+            for n in sorted(b["thr"]) if measure.is_vcpu(n))
+        row["soft_split"] = " ".join(
+            f"{c}:{v:.0f}" for c, v in measure.parse_mpstat_cpus(mp, "%soft"))
+        self.finish(row, t0)
+        log(f"rss {label:12} rep {rep}: {fmt(row.get('good_gbps'), 3)} "
+            f"Gbit/s goodput, {fmt(row.get('vcpu_s_per_gb_good'))} "
+            f"vCPU-s/GB, retrans {fmt(row.get('retrans_pct'))} %, IRQs "
+            f"{row['irq_split']}, vCPU-s {row['vcpu_split']}, %soft "
+            f"{row['soft_split']}{' (host busy)' if row['busy'] else ''}")
+
     # --- experiment 3: transmit ----------------------------------------------
     def tx_cell(self, path, par, secs, rep):
         a_, vm = self.args, self.vm
@@ -915,6 +1000,12 @@ class Bench:
                 for path, gro, par in seq:
                     secs = a_.seconds if par == a_.parallel else a_.p1_seconds
                     self.rx_cell(path, gro, par, secs, rep)
+        if "rss" in a_.exp:
+            seq = [("vx3", q) for q in self.rss_queues()]
+            seq += [(d, None) for d in RSS_DRIVERS if d != "vx3"]
+            for rep in range(a_.reps):
+                for drv, q in (seq[::-1] if rep % 2 else seq):
+                    self.rss_cell(drv, q, a_.seconds, rep)
         # Each experiment starts with the driver that is loaded.
         if "tx" in a_.exp:
             seq = (["vx3"] if vx else []) + ["vmxnet3"] + pv
@@ -1174,7 +1265,8 @@ def environment(bench, kv, args, t_start):
     env = {
         "date": t_start.strftime("%Y-%m-%d %H:%M:%S %Z").strip(),
         "git": git,
-        "qemu": cmd(f"{vmlib.QEMU} --version | head -n1"),
+        "qemu": cmd(f"{vm.qemu if vm else vmlib.QEMU} --version | head "
+                    f"-n1"),
         "accel": "tcg,thread=multi (no KVM)",
         "machine": f"q35, -cpu max, -smp {args.smp}, -m {args.mem}",
         "nic": "2 x vmxnet3 on tap (vnet_hdr) in peer namespaces",
@@ -1232,7 +1324,8 @@ def main():
     ap.add_argument("--ramp", type=float, default=3.0,
                     help="seconds of traffic before a window starts")
     ap.add_argument("--exp", default="rx,tx,fwd,xdp",
-                    help="experiments: rx, tx, fwd, xdp (comma separated)")
+                    help="experiments: rx, tx, fwd, xdp, rss (comma "
+                    "separated)")
     ap.add_argument("--pin", default="none", choices=("none", "vcpu", "split"),
                     help="QEMU/generator CPU pinning (see README)")
     ap.add_argument("--smp", type=int, default=2)
@@ -1275,7 +1368,7 @@ def main():
     if args.xdp_seconds is None:
         args.xdp_seconds = args.fwd_seconds
     args.exp = [e.strip() for e in args.exp.split(",") if e.strip()]
-    bad = set(args.exp) - {"rx", "tx", "fwd", "xdp"}
+    bad = set(args.exp) - {"rx", "tx", "fwd", "xdp", "rss"}
     if bad:
         ap.error(f"unknown experiment(s): {', '.join(sorted(bad))}")
     if args.host_profile and not shutil.which("perf"):

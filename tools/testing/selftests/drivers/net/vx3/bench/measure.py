@@ -406,6 +406,20 @@ def parse_mpstat(out):
     return None, {}
 
 
+def parse_mpstat_cpus(out, col):
+    """Column col of the per-CPU "Average:" lines of `mpstat -P ALL`
+    output: [(cpu, value)]."""
+    header, res = None, []
+    for line in out.splitlines():
+        f = line.split()
+        if header is None and "CPU" in f and col in f:
+            header = f[f.index("CPU") + 1:]
+        elif (header and len(f) == len(header) + 2 and f[0] == "Average:"
+              and f[1].isdigit()):
+            res.append((int(f[1]), float(f[2 + header.index(col)])))
+    return res
+
+
 def iperf_rate(out):
     """iperf 2 `-y C` client output -> (bytes, Gbit/s) summed over streams.
 

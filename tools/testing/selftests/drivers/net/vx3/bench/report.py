@@ -15,6 +15,7 @@ from measure import summarize
 RX_CELLS = (("copy", "vx3 copy"), ("bskb", "vx3 build_skb"),
             ("vmxnet3", "vmxnet3"))
 TX_CELLS = (("vx3", "vx3"), ("vmxnet3", "vmxnet3"))
+RSS_CELLS = (("vx3", "vx3"), ("vmxnet3", "vmxnet3"))
 FWD_CELLS = (("vx3", "vx3 (copybreak 256)"), ("bskb", "vx3 build_skb"),
              ("vmxnet3", "vmxnet3"))
 # XDP cells: driver x action (row key xdp_act)
@@ -140,13 +141,14 @@ TCP_MORE = (("IO-s/GB tap", "io_s_per_gb", 2, None),
             ("retrans MB", "snd_retrans_bytes", 2, mb))
 
 
-def tcp_tables(rows, cells, sel):
-    """The two tables of a TCP experiment for the cells [(cell, label)]."""
+def tcp_tables(rows, cells, sel, by="cell"):
+    """The two tables of a TCP experiment for the cells [(cell, label)]
+    (cell: the rows' value of by)."""
     out = []
     for cols, extra in ((TCP_MAIN, True), (TCP_MORE, False)):
         lines = [[""] + [h for h, _, _, _ in cols]]
         for cell, label in cells:
-            rs = rows_of(rows, cell=cell, **sel)
+            rs = rows_of(rows, **{by: cell}, **sel)
             line = [label]
             for _, key, nd, scale in cols:
                 s = stat(rs, key)
@@ -216,6 +218,36 @@ def tx_section(rows, par, secs, reps, args):
     if patched(args):
         pairs += patched_pairs("vx3", "vx3")
     out += ratio_lines(rows, pairs, exp="tx")
+    return out
+
+
+def rss_cells(rows):
+    """The multi-flow cells run: [((driver, queues), label)], vx3 first,
+    by queue count."""
+    cells = {(r["cell"], r["queues"]): r["label"]
+             for r in rows_of(rows, exp="rss")}
+    return sorted(cells.items(),
+                  key=lambda c: (c[0][0] != "vx3", c[0][0], c[0][1]))
+
+
+def rss_section(rows, par, secs, reps, args):
+    out = [f"Experiment 5: multi-flow receive over RSS queues, peer -> "
+           f"guest: iperf -c <guest> -t {secs} -P {par}, LRO on, on the rig "
+           f"QEMU's RSS model ({secs} s windows, {reps} reps, -smp "
+           f"{args.smp}); vx3: ethtool -L combined N"]
+    rs = rows_of(rows, exp="rss")
+    for r in rs:
+        r["rss_cell"] = f"{r['cell']}:{r['queues']}"
+    cells = [(f"{d}:{q}", label) for (d, q), label in rss_cells(rows)]
+    out += tcp_tables(rows, cells, {"exp": "rss"}, by="rss_cell")
+    out.append("  load split per repetition: IRQs per queue vector (share "
+               "of the NIC's RX vectors), CPU-s per vCPU thread, guest "
+               "%soft per CPU")
+    for cell, label in cells:
+        for r in sorted(rows_of(rs, rss_cell=cell), key=lambda r: r["rep"]):
+            out.append(f"  {label:14} rep {r['rep']}: IRQs {r['irq_split']}"
+                       f"; vCPU-s {r['vcpu_split']}; %soft "
+                       f"{r['soft_split']}")
     return out
 
 
@@ -505,6 +537,8 @@ def text_report(rows, env, args, notes):
         out += fwd_section(rows, args.fwd_seconds, args.reps, args) + [""]
     if "xdp" in exps:
         out += xdp_section(rows, args.xdp_seconds, args.reps, args) + [""]
+    if "rss" in exps:
+        out += rss_section(rows, par, args.seconds, args.reps, args) + [""]
     out += targets(rows, par, args) + [""]
     out += ticks_section(rows)
     out += threads_section(rows)
@@ -539,6 +573,12 @@ def missing_cells(rows, args):
                   ("xdp_pps", "vcpu_s_per_mpkt", "prog_packets"))
                  for a, _ in XDP_ACTS for c, _ in cells_of(XDP_CELLS, args)]
     miss = []
+    # Multi-flow cells: every driver measured, with its goodput and cost
+    if "rss" in args.exp:
+        for drv, _ in RSS_CELLS:
+            if not [r for r in rows_of(rows, exp="rss", cell=drv)
+                    if all(r.get(k) for k in tcp) and r.get("mpstat")]:
+                miss.append(f"rss {drv}")
     for (exp, cell, lro, par), keys in want:
         sel = {"exp": exp, "cell": cell, "par": par}
         what = ""
@@ -692,6 +732,22 @@ def write_chart(outdir, rows, args):
             f = os.path.join(d, f"fwd-{key}.dat")
             panels.append(_panel(f, clusters, fwd_cells, title, ylabel,
                                  nd))
+    if "rss" in exps:
+        for key, ylabel, nd, title in (
+                ("vcpu_s_per_gb_good", "guest vCPU CPU-s per GB of goodput",
+                 1, f"Multi-flow receive -P {par} over RSS queues: guest "
+                 "CPU per GB of TCP goodput"),
+                ("good_gbps", "goodput Gbit/s", 2,
+                 f"Multi-flow receive -P {par} over RSS queues: TCP "
+                 "goodput")):
+            qs = sorted({q for (_, q), _ in rss_cells(rows)})
+            clusters = [(f"{q} RX queue{'s' if q > 1 else ''}",
+                         {c: stat(rows_of(rows, exp="rss", cell=c,
+                                          queues=q), key)
+                          for c, _ in RSS_CELLS}) for q in qs]
+            f = os.path.join(d, f"rss-{key}.dat")
+            panels.append(_panel(f, clusters, RSS_CELLS, title + ref,
+                                 ylabel, nd))
     if "xdp" in exps:
         # The XDP actions only (stack forwarding has its own panels, at
         # ten times the cost per frame); cost on a log axis: XDP_DROP
