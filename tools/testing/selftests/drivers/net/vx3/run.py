@@ -239,13 +239,51 @@ def start_vm(tap, vm, prefix):
     os.replace(vm.console_log, os.path.join(vm.logdir, "console-boot1.log"))
     tap.diag(f"{prefix}: boot died of the TCG int3 artefact before any "
              f"driver was loaded (console-boot1.log); booting once more")
-    again = vmlib.VM(vm.kver, vm.initrd, nics=vm.nics, variant=vm.variant,
-                     logdir=vm.logdir, append=vm.extra_append,
-                     kernel=vm.kernel, timeout_scale=vm.timeout_scale,
-                     boot_timeout=vm.boot_timeout, root_ports=vm.root_ports,
-                     host_root=vm.host_root, bridge_nics=vm.bridge_nics)
+    again = same_vm(vm)
     again.start()
     return again
+
+
+def same_vm(vm):
+    """A new VM (not started) like vm, in the same log directory."""
+    return vmlib.VM(vm.kver, vm.initrd, nics=vm.nics, variant=vm.variant,
+                    logdir=vm.logdir, append=vm.extra_append,
+                    kernel=vm.kernel, timeout_scale=vm.timeout_scale,
+                    boot_timeout=vm.boot_timeout, root_ports=vm.root_ports,
+                    host_root=vm.host_root, bridge_nics=vm.bridge_nics,
+                    qemu=vm.qemu)
+
+
+def kmemleak_clear_boot(tap, vm, prefix):
+    """Debug kernel: boot-time kmemleak suspects are not the driver's:
+    scan once and clear them, so that the check after rmmod sees only
+    what leaked during the test file."""
+    t1 = time.monotonic()
+    rc, out = vm.run(f"echo scan > {KMEMLEAK} && echo clear > {KMEMLEAK}",
+                     timeout=300)
+    tap.diag(f"{prefix}: boot-time kmemleak scan+clear "
+             f"(rc={rc}, {time.monotonic() - t1:.0f}s) {out.strip()}")
+
+
+def vm_for_retry(tap, vm, ctx, mod, prefix, debug, case_timeout):
+    """After a FirmwareArtefact: stop vm (its console and guest errors logs
+    are kept with the suffix -attempt1), boot a new one like it, run the
+    file's setup() on it and make it ctx.vm. Returns the new VM."""
+    vm.close()
+    for log in (vm.console_log, vm.guest_errors_log):
+        root, ext = os.path.splitext(log)
+        if os.path.exists(log):
+            os.replace(log, f"{root}-attempt1{ext}")
+    vm = start_vm(tap, same_vm(vm), prefix)
+    tap.diag(f"{prefix}: guest up in {vm.boot_time:.1f}s")
+    ctx.vm = vm
+    if debug:
+        kmemleak_clear_boot(tap, vm, prefix)
+    setup = getattr(mod, "setup", None)
+    if setup is not None:
+        with CaseTimeout(case_timeout):
+            setup(ctx)
+    return vm
 
 
 def run_file(tap, args, name, mod, cases, driver, variant, initrd, kern,
@@ -339,14 +377,7 @@ def run_file(tap, args, name, mod, cases, driver, variant, initrd, kern,
         ctx.host = host
         scanner = vmlib.LogScanner(vm)
         if kern.debug:
-            # Boot-time kmemleak suspects are not the driver's: scan once
-            # and clear them, so that the check after rmmod sees only
-            # what leaked during the test file.
-            t1 = time.monotonic()
-            rc, out = vm.run(f"echo scan > {KMEMLEAK} && "
-                             f"echo clear > {KMEMLEAK}", timeout=300)
-            tap.diag(f"{prefix}: boot-time kmemleak scan+clear "
-                     f"(rc={rc}, {time.monotonic() - t1:.0f}s) {out.strip()}")
+            kmemleak_clear_boot(tap, vm, prefix)
         setup = getattr(mod, "setup", None)
         setup_err = None
         if setup is not None:
@@ -362,6 +393,10 @@ def run_file(tap, args, name, mod, cases, driver, variant, initrd, kern,
                 setup_err = e
                 tap.diag(f"setup failed:\n{traceback.format_exc()}")
         dead = None
+        # A case that meets the emulator's S3 resume failure
+        # (lib.vm.FirmwareArtefact) runs once more, on a new VM; once
+        # per file.
+        retried = False
         for c in cases:
             cname = f"{prefix}.{c.__name__[5:]}"
             if dead or setup_err:
@@ -370,20 +405,35 @@ def run_file(tap, args, name, mod, cases, driver, variant, initrd, kern,
                            f"{one_line(dead or setup_err)}")
                 continue
             t0 = time.monotonic()
-            err = None
-            directive = ""
-            try:
-                with CaseTimeout(case_timeout):
-                    c(ctx)
-            except Skip as e:
-                directive = f"SKIP {e}"
-            except vmlib.VMCrash as e:
-                err = e
-                dead = e
-            except Exception as e:  # noqa: BLE001
-                err = e
-                if not isinstance(e, (AssertionError, vmlib.VMError)):
-                    tap.diag(traceback.format_exc())
+            while True:
+                err = None
+                directive = ""
+                try:
+                    with CaseTimeout(case_timeout):
+                        c(ctx)
+                except Skip as e:
+                    directive = f"SKIP {e}"
+                except vmlib.VMCrash as e:
+                    err = e
+                    dead = e
+                except Exception as e:  # noqa: BLE001
+                    err = e
+                    if not isinstance(e, (AssertionError, vmlib.VMError)):
+                        tap.diag(traceback.format_exc())
+                if not isinstance(err, vmlib.FirmwareArtefact) or retried:
+                    break
+                retried = True
+                tap.diag(f"{cname}: {err}; running the case once more on "
+                         f"a new VM (logs of this one: *-attempt1.log)")
+                try:
+                    vm = vm_for_retry(tap, vm, ctx, mod, prefix, kern.debug,
+                                      case_timeout)
+                except Exception as e:  # noqa: BLE001
+                    tap.diag(f"{cname}: no new VM: {e}")
+                    vm = ctx.vm
+                    break
+                scanner = vmlib.LogScanner(vm)
+                dead = None
             # After a crash the console tail in err says it all.
             problems = [] if dead else scanner.scan()
             if vm.proc.poll() is not None and not dead:

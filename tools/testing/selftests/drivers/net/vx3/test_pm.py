@@ -51,8 +51,9 @@ import re
 import time
 
 from lib.nic import diag, ping, setup_nic, wait_carrier
-from lib.test import (iperf_bytes, iperf_guest_to_peer, iperf_peer_to_guest,
-                      pm_finished, pm_start, qmp_status, wait_agent)
+from lib.test import (firmware_resume_guard, iperf_bytes, iperf_guest_to_peer,
+                      iperf_peer_to_guest, pm_finished, pm_start, qmp_status,
+                      wait_agent)
 
 NICS = 1
 VARIANTS = ("s3",)
@@ -115,30 +116,32 @@ def _suspend_resume(ctx):
     wakeup source (RTC, ACPI timer) woke by itself has already resumed
     (WAKEUP event) and needs no system_wakeup.
     """
-    vm = ctx.vm
-    vm.qmp("query-status")		# collect pending events
-    since = len(vm.qmp_events)
-    pm_start(vm)
-    deadline = time.monotonic() + 60
-    woken = None
-    while time.monotonic() < deadline:
-        st = qmp_status(vm)
-        if st == "suspended":
+    with firmware_resume_guard(ctx):
+        vm = ctx.vm
+        vm.qmp("query-status")		# collect pending events
+        since = len(vm.qmp_events)
+        pm_start(vm)
+        deadline = time.monotonic() + 60
+        woken = None
+        while time.monotonic() < deadline:
+            st = qmp_status(vm)
+            if st == "suspended":
+                vm.qmp("system_wakeup")
+                woken = "system_wakeup"
+                break
+            if (_events(vm, "SUSPEND", since) and
+                    _events(vm, "WAKEUP", since)):
+                woken = "a wakeup source of the guest"
+                break
+            time.sleep(0.05)
+        if woken is None and qmp_status(vm) == "suspended":
             vm.qmp("system_wakeup")
-            woken = "system_wakeup"
-            break
-        if _events(vm, "SUSPEND", since) and _events(vm, "WAKEUP", since):
-            woken = "a wakeup source of the guest"
-            break
-        time.sleep(0.05)
-    if woken is None and qmp_status(vm) == "suspended":
-        vm.qmp("system_wakeup")
-    ctx.expect(woken, "the guest did not enter S3 within 60s (no QMP "
-               "SUSPEND event)")
-    _wait_status(ctx, "running", 30)
-    reconnects = pm_finished(ctx)
-    diag(f"{ctx.driver}: S3 suspend/resume done (woken by {woken}; "
-         f"control channel reconnected {reconnects} time(s))")
+        ctx.expect(woken, "the guest did not enter S3 within 60s (no QMP "
+                   "SUSPEND event)")
+        _wait_status(ctx, "running", 30)
+        reconnects = pm_finished(ctx)
+        diag(f"{ctx.driver}: S3 suspend/resume done (woken by {woken}; "
+             f"control channel reconnected {reconnects} time(s))")
 
 
 def _rx_evidence(ctx):

@@ -16,7 +16,9 @@ settings
     the PCI device's power/wakeup says enabled. Nothing is armed while the
     machine runs (no UPDATE_PMCFG, no magic-packet flag in the device).
 s3_armed
-    echo mem > /sys/power/state; while the guest is in S3 (QMP status
+    With wol g (from settings; the case sets it on a new VM, when run.py
+    runs it again after a firmware death, lib/test.py
+    firmware_resume_guard()): echo mem > /sys/power/state; while the guest is in S3 (QMP status
     "suspended", read without stopping or continuing the VM, as the
     gdbstub serves packets to a stopped VM) the trace must show
     UPDATE_PMCFG with DSAL/DSAH = the DriverShared address written since
@@ -36,7 +38,8 @@ import time
 
 import lib.devside as ds
 from lib.nic import diag, ping, setup_nic, wait_carrier
-from lib.test import pm_finished, pm_start, qmp_status
+from lib.test import (firmware_resume_guard, pm_finished, pm_start,
+                      qmp_status)
 
 NICS = 1
 DRIVERS = ("vx3",)
@@ -152,13 +155,11 @@ def test_settings(ctx):
     ctx.expect(not conf[3], f"wake events armed while running: {conf}")
 
 
-def test_s3_armed(ctx):
-    vm, dev = ctx.vm, ctx.state["dev"]
-    ctx.expect(_ethtool_wol(ctx)[1] == "g", "wol g is not set (settings "
-               "failed?)")
-    spa = dev.shared_pa()
-    vm.qmp("query-status")
-    since = dev.mark()
+def _s3_cycle(ctx, dev, spa, since):
+    """Suspend, read the PM configuration while in S3, wake the guest up
+    and wait until it answers. Returns the configuration read and the
+    UPDATE_PMCFG commands after mark `since` until the wakeup."""
+    vm = ctx.vm
     pm_start(vm)
     deadline = time.monotonic() + 60
     while qmp_status(vm) != "suspended":
@@ -171,10 +172,29 @@ def test_s3_armed(ctx):
         # a 'c' must not start a suspended machine
         dev.running = False
         conf = _pm_conf(dev, spa)
+        cmds = _pm_cmds(dev, since)
     finally:
         dev.running = True
         vm.qmp("system_wakeup")
-    cmds = _pm_cmds(dev, since)
+    deadline = time.monotonic() + 30
+    while qmp_status(vm) != "running":
+        ctx.expect(time.monotonic() < deadline, f"not running 30s after "
+                   f"system_wakeup: {qmp_status(vm)}")
+        time.sleep(0.2)
+    pm_finished(ctx)
+    return conf, cmds
+
+
+def test_s3_armed(ctx):
+    vm, dev = ctx.vm, ctx.state["dev"]
+    if _ethtool_wol(ctx)[1] != "g":
+        # a new VM (run.py's second run of this case): settings' wol g
+        vm.check(f"ethtool -s {ctx.ifname(1)} wol g")
+    spa = dev.shared_pa()
+    vm.qmp("query-status")
+    since = dev.mark()
+    with firmware_resume_guard(ctx):
+        conf, cmds = _s3_cycle(ctx, dev, spa, since)
     diag(f"UPDATE_PMCFG while suspending, DriverShared registered: "
          f"{[hex(c) if c is not None else c for c in cmds]} "
          f"(DriverShared {spa:#x})")
@@ -182,13 +202,6 @@ def test_s3_armed(ctx):
                f"no UPDATE_PMCFG with DriverShared {spa:#x} registered "
                f"while suspending: {cmds}")
     _expect_conf(ctx, conf, PM_WAKE_MAGIC, "in S3")
-
-    deadline = time.monotonic() + 30
-    while qmp_status(vm) != "running":
-        ctx.expect(time.monotonic() < deadline, f"not running 30s after "
-                   f"system_wakeup: {qmp_status(vm)}")
-        time.sleep(0.2)
-    pm_finished(ctx)
 
     after = _pm_cmds(dev, since)[len(cmds):]
     ctx.expect(after, "no UPDATE_PMCFG on resume (not disarmed)")

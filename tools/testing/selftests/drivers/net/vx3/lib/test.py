@@ -1,13 +1,15 @@
 # SPDX-License-Identifier: GPL-2.0
 """Test-side helpers: context passed to every case, skips, timeouts."""
 
+import contextlib
 import functools
 import hashlib
 import os
+import re
 import signal
 import time
 
-from lib.vm import CmdTimeout, VMCrash, VMError
+from lib.vm import CmdTimeout, FirmwareArtefact, VMCrash, VMError
 
 
 class Skip(Exception):
@@ -170,6 +172,114 @@ def qmp_status(vm):
     return vm.qmp("query-status")["status"]
 
 
+def _vcpus(vm):
+    """Each vCPU's state from HMP info registers: a dict with the CPU
+    number, CS selector and base, instruction pointer, linear address of
+    the next instruction (CS base + IP), CR0 and the HLT flag."""
+    regs = vm.monitor("info registers -a")
+    cpus = []
+    for block in re.split(r"^CPU#", regs, flags=re.M)[1:]:
+        f = dict(re.findall(r"\b(RIP|EIP|CR0|HLT)=(\S+)", block))
+        cs = re.search(r"^CS =(\S+) (\S+)", block, re.M)
+        ip = int(f.get("RIP", f.get("EIP", "0")), 16)
+        base = int(cs.group(2), 16) if cs else 0
+        cpus.append({"cpu": block.split()[0], "cs": cs.group(1) if cs else "?",
+                     "base": base, "ip": ip, "linear": base + ip,
+                     "cr0": f.get("CR0", "?"), "hlt": f.get("HLT", "?")})
+    return cpus
+
+
+def vcpu_states(vm):
+    """Where the vCPUs are, for the message of a guest that stopped
+    answering: QEMU's run state, its last QMP events and each vCPU's
+    CS:IP, linear address, CR0 and HLT flag."""
+    try:
+        status = qmp_status(vm)
+        events = [e["event"] for e in vm.qmp_events[-8:]]
+        cpus = _vcpus(vm)
+    except (VMError, OSError) as e:
+        return f"vCPU state not readable: {e}"
+    return (f"QEMU status {status}, last QMP events {events}, " +
+            "; ".join(f"cpu{c['cpu']}: CS:IP {c['cs']}:{c['ip']:#x} "
+                      f"(linear {c['linear']:#x}) CR0 {c['cr0']} HLT "
+                      f"{c['hlt']}" for c in cpus))
+
+
+# SeaBIOS's S3 resume on q35 (seabios 1.16, QEMU 7.2) makes its PCI
+# config accesses through the MMCONFIG window, which the machine reset at
+# wakeup switched off: QEMU logs each one as a rejected access (the
+# guest errors that test_pm.py and test_wol.py allow). The first is
+# smm_setup()'s read of the LPC bridge's device ID, the last
+# make_bios_readonly()'s write of the host bridge's PAM registers; then
+# SeaBIOS jumps to the OS's waking vector.
+FW_RESUME_FIRST = "Invalid read at addr 0xB00F8002,"
+FW_RESUME_LAST = "Invalid write at addr 0xB0000094,"
+
+
+def firmware_resume_death(vm, since=0):
+    """Why the guest's firmware died in the S3 resume that began after
+    byte `since` of the guest errors log, or None.
+
+    Under QEMU 7.2's multi-threaded TCG, SeaBIOS's resume has died in
+    make check (twice, in test_wol.py; once in ~80 runs of that file
+    alone on a loaded host) right after it had brought up the second
+    vCPU, at the first write of pci_resume(), before the OS got the CPU
+    back: the guest reset the machine (QEMU exits, -no-reboot) or hung.
+    No driver code runs then and QEMU has reset the device: that is the
+    emulator's or the firmware's failure, not the driver's. It counts as
+    one only with all of: the guest errors log shows this resume's first
+    firmware access and not its last; and QEMU exited on a guest reset,
+    or every vCPU is at a linear address below 1 MiB (the BIOS).
+    """
+    try:
+        with open(vm.guest_errors_log, "rb") as f:
+            f.seek(since)
+            text = f.read().decode(errors="replace")
+    except OSError:
+        return None
+    start = text.find(FW_RESUME_FIRST)
+    if start < 0 or text.find(FW_RESUME_LAST, start) >= 0:
+        return None
+    last = [ln for ln in text[start:].splitlines()
+            if ln.startswith("Invalid ")][-1]
+    if vm.proc.poll() is not None:
+        reason = vm.shutdown_reason()
+        if reason != "guest-reset":
+            return None
+        state = "QEMU exited: the guest reset the machine (SHUTDOWN " \
+                "guest-reset, -no-reboot)"
+    else:
+        try:
+            cpus = _vcpus(vm)
+        except (VMError, OSError):
+            return None
+        if not cpus or any(c["linear"] >= 0x100000 for c in cpus):
+            return None
+        state = "the vCPUs are in the BIOS: " + ", ".join(
+            f"cpu{c['cpu']} at {c['linear']:#x}" for c in cpus)
+    return (f"SeaBIOS's S3 resume stopped after \"{last}\", before the "
+            f"OS's waking vector; {state}")
+
+
+@contextlib.contextmanager
+def firmware_resume_guard(ctx):
+    """Around one S3 cycle, from before the suspend until the guest
+    answers again: an error in it that firmware_resume_death() explains
+    becomes FirmwareArtefact, on which run.py runs the case once more on
+    a new VM."""
+    try:
+        since = os.path.getsize(ctx.vm.guest_errors_log)
+    except OSError:
+        since = 0
+    try:
+        yield
+    except (VMError, AssertionError) as e:
+        why = firmware_resume_death(ctx.vm, since)
+        if why is None or isinstance(e, FirmwareArtefact):
+            raise
+        raise FirmwareArtefact(f"{why} ({str(e).splitlines()[0]})") from e
+
+
 def wait_agent(ctx, timeout=60):
     """Wait until the guest agent answers again after a suspend.
 
@@ -186,7 +296,7 @@ def wait_agent(ctx, timeout=60):
         if time.monotonic() > deadline:
             raise VMError(f"the guest agent did not answer within "
                           f"{timeout}s ({reconnects} reconnection(s) of "
-                          f"the control channel)")
+                          f"the control channel); {vcpu_states(vm)}")
         vm.reconnect_ctl()
         reconnects += 1
     vm.run("true", timeout=10)

@@ -89,6 +89,12 @@ class VMCrash(VMError):
     """QEMU exited or the guest panicked."""
 
 
+class FirmwareArtefact(VMCrash):
+    """The guest's firmware died in an S3 resume, before the OS got the
+    CPU back (lib/test.py firmware_resume_death()): run.py runs the case
+    once more on a new VM."""
+
+
 class CmdTimeout(VMError):
     """A command did not finish in time."""
 
@@ -578,7 +584,34 @@ class VM:
             return
         rc = self.proc.poll()
         if rc is not None:
-            raise VMCrash(f"QEMU exited (rc={rc})\n{self.console_tail()}")
+            why = self.shutdown_reason()
+            raise VMCrash(f"QEMU exited (rc={rc}"
+                          f"{f', SHUTDOWN {why}' if why else ''})"
+                          f"\n{self.console_tail()}")
+
+    def shutdown_reason(self):
+        """The reason of QEMU's last SHUTDOWN event (left unread on the
+        QMP socket when QEMU exited), None if there was none: "guest-reset"
+        is a reset the guest asked for or a triple fault, which -no-reboot
+        turns into an exit."""
+        if self.qmp_sock is None or self._qmp_lock.locked():
+            return None
+        with self._qmp_lock:
+            try:
+                self.qmp_sock.settimeout(1)
+                while True:
+                    line = self._qmp_file.readline()
+                    if not line:
+                        break
+                    msg = json.loads(line)
+                    if "event" in msg:
+                        self.qmp_events.append(msg)
+            except (OSError, ValueError):
+                pass
+        for e in reversed(self.qmp_events):
+            if e["event"] == "SHUTDOWN":
+                return e.get("data", {}).get("reason")
+        return None
 
     def check_alive(self):
         """Raise VMCrash if QEMU exited or the guest panicked."""
