@@ -4,8 +4,13 @@
 Boot variant "swiotlb-tiny" (lib/vm.py): swiotlb=force with a bounce pool
 of 512 slabs (1 MiB), so every DMA mapping takes bounce slots and
 mappings fail once the pool is full. The RX rings are shrunk to their
-minimum before the interface comes up, so that RX buffers leave room for
-TX.
+minimum and vx3 to one combined channel before the interface comes up,
+so that RX buffers leave room for TX: every RX queue's page pool keeps
+its pages mapped (ring and cache, two 2 KiB slots per page), and vx3's
+four RSS queues held half the bounce pool after boot and all of it
+once the pools had grown under tx_recovers' receive on the debug
+kernel, when no ACK could be mapped any more (the transfer stalled for
+good). vmxnet3 keeps its queues (ethtool -L is refused).
 
 tx_map_err
     Guest -> peer TCP with TSO and scatter-gather (iperf, 8 streams: 64 KiB
@@ -75,6 +80,8 @@ def setup(ctx):
     rc, out = vm.run(f"ethtool -G {ifn} rx 32 rx-jumbo 32 || "
                      f"ethtool -G {ifn} rx 32")
     diag(f"{ctx.driver}: ethtool -G {ifn} rx 32: rc={rc} {out.strip()}")
+    if ctx.driver == "vx3":
+        vm.check(f"ethtool -L {ifn} combined 1")
     first = "dev" not in ctx.state
     if first:
         # Trace before the link comes up: ACTIVATE and DSAL/DSAH happen then
