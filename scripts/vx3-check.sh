@@ -181,6 +181,16 @@ else
 	echo "$out" | head -n 40 | sed 's/^/# /' | tee -a "$LOG"
 	echo "not ok $n - static: pyflakes on the Python tooling" | tee -a "$LOG"
 fi
+# The harness's emulator-artefact classifiers and boot watchdog, on log
+# excerpts (harness_selftest.py): a retry rule that drifts fails here.
+n=$(($(grep -cE '^(not )?ok [0-9]+' "$LOG") + 1))
+if out=$(/usr/bin/python3 \
+	tools/testing/selftests/drivers/net/vx3/harness_selftest.py 2>&1); then
+	echo "ok $n - static: harness artefact classifiers" | tee -a "$LOG"
+else
+	echo "$out" | tail -n 40 | sed 's/^/# /' | tee -a "$LOG"
+	echo "not ok $n - static: harness artefact classifiers" | tee -a "$LOG"
+fi
 # 3. make series and its NIPA-style per-patch checks (scripts/vx3-series/
 # README), the driver built at the last patch on x86_64 (make
 # check-reference builds every patch, and i386). The vmxnet3 series'

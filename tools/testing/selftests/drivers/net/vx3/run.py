@@ -222,23 +222,29 @@ def kmemleak_after_unload(tap, vm, driver, scanner, name, logdir):
 
 def start_vm(tap, vm, prefix):
     """Boot vm; once more (a new VM) if the first boot died of the TCG
-    int3 artefact before any driver was loaded (lib.vm.tcg_boot_artefact).
-    The first console log is kept as console-boot1.log. Returns the VM
-    that booted."""
+    int3 artefact before any driver was loaded (lib.vm.tcg_boot_artefact)
+    or hung before the guest's /init started the agent
+    (lib.vm.boot_stall_artefact). The first console log is kept as
+    console-boot1.log. Returns the VM that booted."""
     try:
         vm.start()
         return vm
-    except vmlib.VMError:
+    except vmlib.VMError as e:
         try:
             with open(vm.console_log, errors="replace") as f:
                 text = f.read()
         except OSError:
             text = ""
-        if not vmlib.tcg_boot_artefact(text):
+        if vmlib.tcg_boot_artefact(text):
+            why = "died of the TCG int3 artefact before any driver was loaded"
+        elif vmlib.boot_stall_artefact(e, text):
+            why = (f"hung (console silent {vmlib.BOOT_STALL_S}s) before the "
+                   f"guest's /init started the agent")
+        else:
             raise
+        vm.close()
     os.replace(vm.console_log, os.path.join(vm.logdir, "console-boot1.log"))
-    tap.diag(f"{prefix}: boot died of the TCG int3 artefact before any "
-             f"driver was loaded (console-boot1.log); booting once more")
+    tap.diag(f"{prefix}: boot {why} (console-boot1.log); booting once more")
     again = same_vm(vm)
     again.start()
     return again

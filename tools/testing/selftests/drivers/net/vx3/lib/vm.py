@@ -79,6 +79,10 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__),
                                     "../../../../../../.."))
 RUN_DIR = "/run/vx3"		# run id -> owner pid, for reaping dead runs
 HOST_ROOT_TAG = "hostroot"	# virtio-9p mount tag of VM(host_root=True)
+# A booting guest that prints nothing for this long has hung: a whole
+# debug-kernel boot takes about 40 s of TCG, its longest silence a few.
+BOOT_STALL_S = 240
+AGENT_STARTED = "vx3-init: starting agent"	# guest/init, before the agent
 
 
 class VMError(Exception):
@@ -93,6 +97,11 @@ class FirmwareArtefact(VMCrash):
     """The guest's firmware died in an S3 resume, before the OS got the
     CPU back (lib/test.py firmware_resume_death()): run.py runs the case
     once more on a new VM."""
+
+
+class BootStall(VMError):
+    """The guest's console stayed silent for BOOT_STALL_S seconds before
+    the guest agent answered."""
 
 
 class CmdTimeout(VMError):
@@ -488,12 +497,21 @@ class VM:
         self._reader = threading.Thread(target=self._ctl_reader, daemon=True)
         self._reader.start()
         deadline = time.monotonic() + self.boot_timeout
+        console_size, console_moved = -1, time.monotonic()
         with self._cond:
             while self._hello is None:
-                left = deadline - time.monotonic()
+                now = time.monotonic()
+                left = deadline - now
                 if left <= 0:
                     raise VMError(f"guest agent did not answer within "
                                   f"{self.boot_timeout}s\n{self.console_tail()}")
+                size = self._console_size()
+                if size != console_size:
+                    console_size, console_moved = size, now
+                elif now - console_moved >= BOOT_STALL_S:
+                    raise BootStall(f"guest console silent for "
+                                    f"{BOOT_STALL_S}s during boot\n"
+                                    f"{self.console_tail()}")
                 if self._ctl_dead:
                     break
                 self._cond.wait(min(left, 0.5))
@@ -620,6 +638,12 @@ class VM:
         self.check_qemu()
         if self._ctl_dead:
             raise VMCrash(f"control channel closed\n{self.console_tail()}")
+
+    def _console_size(self):
+        try:
+            return os.path.getsize(self.console_log)
+        except OSError:
+            return -1
 
     def console_tail(self, lines=40):
         try:
@@ -836,6 +860,13 @@ def qemu_patched():
 def guest_modroot(kver):
     """The root of kver's lib/modules/ ("" for the host's /)."""
     return _deps("--modroot", kver)
+
+
+def boot_stall_artefact(error, console_text):
+    """True if error is a BootStall of a guest that never reached its
+    /init's agent start: nothing of the test (no driver, no agent) had
+    run, so the hang is the emulator's and a test may boot once more."""
+    return isinstance(error, BootStall) and AGENT_STARTED not in console_text
 
 
 def tcg_boot_artefact(console_text):

@@ -1,0 +1,195 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Host-only checks of the harness's emulator-artefact classifiers.
+
+run.py boots or runs a case once more when a failure is the emulator's
+or the firmware's, never the driver's (lib.vm.tcg_boot_artefact,
+lib.vm.boot_stall_artefact, lib.test.firmware_resume_death). A classifier
+that says yes too often hides driver bugs, one that never does leaves CI
+red on QEMU: both are checked here on log excerpts like those the
+failures left, and the boot-stall watchdog on a guest that never
+answers. No VM, a few seconds; make check runs it with the static checks.
+"""
+
+import os
+import socket
+import sys
+import tempfile
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from lib import test as testlib  # noqa: E402
+from lib import vm as vmlib  # noqa: E402
+
+INT3_BOOT = """\
+Freeing unused kernel image (initmem) memory: 1932K
+Oops: int3: 0000 [#1] SMP NOPTI
+CPU: 1 UID: 0 PID: 1 Comm: swapper/0 Not tainted 7.3.4+deb13-amd64
+Modules linked in:
+Kernel panic - not syncing: Fatal exception in interrupt
+"""
+
+INT3_DRIVER = INT3_BOOT.replace("Modules linked in:",
+                                "Modules linked in: vx3 page_pool")
+
+STALL_EARLY = """\
+tsc: Detected 2694.882 MHz processor
+Spectre V2 : Vulnerable
+Spectre V1 : Vulnerable: __user pointer sanitization and usercopy barriers
+"""
+
+STALL_LATE = STALL_EARLY + f"""\
+Run /init as init process
+{vmlib.AGENT_STARTED}
+vx3-agent: using /dev/vport0p1
+"""
+
+RESUME_START = "Invalid write at addr 0xB0000094, size 1, region '(null)'\n"
+RESUME_DEATH = (f"{testlib.FW_RESUME_FIRST} size 2, region '(null)'\n"
+                "Invalid write at addr 0xB00F8040, size 4, region '(null)'\n")
+RESUME_OK = RESUME_DEATH + f"{testlib.FW_RESUME_LAST} size 1\n"
+
+
+def registers(*cpus):
+    """HMP "info registers -a" text, one vCPU per (CS base, IP) pair: the
+    real-mode form (EIP) below 1 MiB, the long-mode one (RIP) above."""
+    out = []
+    for n, (base, ip) in enumerate(cpus):
+        sel = base >> 4 if base < 0x100000 else 0x10
+        pc = f"EIP={ip:08x}" if base + ip < 0x100000 else f"RIP={ip:016x}"
+        out.append(f"CPU#{n}\nEAX=00000000 EBX=00000000\n"
+                   f"{pc} EFL=00000002 [-------] CPL=0 II=0 A20=1 SMM=0 "
+                   f"HLT=0\nCS ={sel:04x} {base:08x} 0000ffff 00009b00\n"
+                   f"CR0=00000010 CR2=00000000\n")
+    return "".join(out)
+
+
+class FakeProc:
+    def __init__(self, rc):
+        self.rc = rc
+
+    def poll(self):
+        return self.rc
+
+
+class FakeVM:
+    """What firmware_resume_death() reads of a VM."""
+
+    def __init__(self, errors_log, rc=None, reason=None, regs=""):
+        self.guest_errors_log = errors_log
+        self.proc = FakeProc(rc)
+        self.reason = reason
+        self.regs = regs
+
+    def shutdown_reason(self):
+        return self.reason
+
+    def monitor(self, cmd):
+        assert cmd == "info registers -a", cmd
+        return self.regs
+
+
+class BootArtefacts(unittest.TestCase):
+    def test_int3_before_any_driver(self):
+        self.assertTrue(vmlib.tcg_boot_artefact(INT3_BOOT))
+
+    def test_int3_with_the_driver_loaded(self):
+        self.assertFalse(vmlib.tcg_boot_artefact(INT3_DRIVER))
+
+    def test_no_oops(self):
+        self.assertFalse(vmlib.tcg_boot_artefact(STALL_LATE))
+
+    def test_stall_before_init(self):
+        stall = vmlib.BootStall("silent")
+        self.assertTrue(vmlib.boot_stall_artefact(stall, STALL_EARLY))
+
+    def test_stall_after_the_agent_started(self):
+        stall = vmlib.BootStall("silent")
+        self.assertFalse(vmlib.boot_stall_artefact(stall, STALL_LATE))
+
+    def test_other_boot_errors(self):
+        for err in (vmlib.VMError("guest agent did not answer within 900s"),
+                    vmlib.VMCrash("QEMU exited")):
+            self.assertFalse(vmlib.boot_stall_artefact(err, STALL_EARLY))
+
+
+class BootWatchdog(unittest.TestCase):
+    """VM._ctl_connect() on a guest whose console stops and whose agent
+    never answers: BootStall after BOOT_STALL_S, not the boot timeout."""
+
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        self.sockets = socket.socketpair()
+        self.stall = vmlib.BOOT_STALL_S
+        vmlib.BOOT_STALL_S = 1
+
+    def tearDown(self):
+        vmlib.BOOT_STALL_S = self.stall
+        for s in self.sockets:
+            s.close()
+        self.dir.cleanup()
+
+    def connect(self, console_text):
+        vm = vmlib.VM("0", "/dev/null", kernel="/dev/null",
+                      logdir=self.dir.name, boot_timeout=30)
+        with open(vm.console_log, "w") as f:
+            f.write(console_text)
+        vm._connect_unix = lambda path: self.sockets[0]
+        vm._ctl_reader = lambda: None
+        t0 = time.monotonic()
+        with self.assertRaises(vmlib.VMError) as cm:
+            vm._ctl_connect("unused")
+        return cm.exception, time.monotonic() - t0
+
+    def test_silent_console(self):
+        err, took = self.connect(STALL_EARLY)
+        self.assertIsInstance(err, vmlib.BootStall)
+        self.assertLess(took, 10)
+        self.assertIn("Spectre V1", str(err))
+
+
+class FirmwareResume(unittest.TestCase):
+    def setUp(self):
+        fd, self.log = tempfile.mkstemp()
+        os.close(fd)
+
+    def tearDown(self):
+        os.unlink(self.log)
+
+    def vm(self, errors, **kw):
+        with open(self.log, "w") as f:
+            f.write(RESUME_START + errors)
+        return FakeVM(self.log, **kw)
+
+    def test_guest_reset_in_the_firmware(self):
+        vm = self.vm(RESUME_DEATH, rc=0, reason="guest-reset")
+        why = testlib.firmware_resume_death(vm, len(RESUME_START))
+        self.assertIn("0xB00F8040", why)
+
+    def test_hang_in_the_bios(self):
+        vm = self.vm(RESUME_DEATH, regs=registers((0xf0000, 0x1a2b), (0x9f000, 0)))
+        self.assertIsNotNone(testlib.firmware_resume_death(vm))
+
+    def test_the_os_got_the_cpu_back(self):
+        vm = self.vm(RESUME_OK, rc=0, reason="guest-reset")
+        self.assertIsNone(testlib.firmware_resume_death(vm))
+
+    def test_a_vcpu_in_the_kernel(self):
+        vm = self.vm(RESUME_DEATH, regs=registers((0xf0000, 0x1a2b),
+                                                  (0, 0xffffffff81000000)))
+        self.assertIsNone(testlib.firmware_resume_death(vm))
+
+    def test_panic_not_reset(self):
+        vm = self.vm(RESUME_DEATH, rc=0, reason="guest-panic")
+        self.assertIsNone(testlib.firmware_resume_death(vm))
+
+    def test_no_resume_in_this_cycle(self):
+        vm = self.vm(RESUME_DEATH, rc=0, reason="guest-reset")
+        since = os.path.getsize(self.log)
+        self.assertIsNone(testlib.firmware_resume_death(vm, since))
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=1)
