@@ -14,6 +14,8 @@
 
 #include "vx3_hw.h"
 
+struct xsk_buff_pool;
+
 #define VX3_DRV_NAME			"vx3"
 
 #define VX3_RING_MIN			32
@@ -95,6 +97,8 @@ static inline struct vx3_rx_queue_desc *vx3_qdesc_rx(void *qdesc,
  * @rss_key: Toeplitz key
  * @rss_indir: the user's indirection table, an RX queue per entry, once
  *	       set (vx3_rss_indir())
+ * @xsk_pool: AF_XDP zero-copy buffer pool of each RX queue, or NULL; it
+ *	      feeds the queue's ring 0 and sends on its XDP ring
  */
 struct vx3_cfg {
 	u32 num_txq;
@@ -106,6 +110,7 @@ struct vx3_cfg {
 	u16 rss_types;
 	u8 rss_key[VX3_RSS_KEY_SIZE];
 	u8 rss_indir[VX3_RSS_IND_TABLE_SIZE];
+	struct xsk_buff_pool *xsk_pool[VX3_MAX_RXQ];
 };
 
 /* Counters are arrays of u64_stats_t indexed by these enums, so that
@@ -123,6 +128,7 @@ enum vx3_tx_stat {
 	VX3_TXS_DROPS,		/* packets dropped for other reasons */
 	VX3_TXS_XDP_TX,		/* XDP ring: XDP_TX frames queued */
 	VX3_TXS_XDP_XMIT,	/* XDP ring: ndo_xdp_xmit frames queued */
+	VX3_TXS_XSK_XMIT,	/* XDP ring: AF_XDP zero-copy frames queued */
 	VX3_TXS_NUM
 };
 
@@ -167,6 +173,8 @@ enum vx3_rx_stat {
 	VX3_RXS_XDP_ABORTED_BYTES,
 	VX3_RXS_XDP_TX_ERR,	/* XDP_TX frames dropped: XDP ring full */
 	VX3_RXS_XDP_REDIRECT_ERR, /* XDP_REDIRECT frames the target refused */
+	VX3_RXS_XSK_COPIED,	/* AF_XDP buffers copied into an skb */
+	VX3_RXS_XSK_ALLOC_FAIL,	/* AF_XDP fill ring found empty */
 	VX3_RXS_NUM
 };
 
@@ -217,12 +225,14 @@ enum vx3_tx_type {
 	VX3_TX_SKB,		/* an skb of the stack */
 	VX3_TX_XDP_TX,		/* an xdp_frame of this RX queue's page_pool */
 	VX3_TX_XDP_XMIT,	/* an xdp_frame from ndo_xdp_xmit */
+	VX3_TX_XSK,		/* an AF_XDP frame of the ring's xsk_pool */
 };
 
 /**
  * struct vx3_tx_buf - driver state of one TX descriptor
  * @skb: packet to free when the device completes this (EOP) descriptor
  * @frame: frame to return instead, on the XDP ring
+ * @xsk: the AF_XDP pool the frame belongs to (its completion is counted)
  * @dma: DMA address of the mapping that starts at this descriptor
  * @len: length of that mapping
  * @map: enum vx3_tx_map: how to unmap it
@@ -232,6 +242,7 @@ struct vx3_tx_buf {
 	union {
 		struct sk_buff *skb;
 		struct xdp_frame *frame;
+		struct xsk_buff_pool *xsk;
 	};
 	dma_addr_t dma;
 	u32 len;
@@ -256,7 +267,8 @@ struct vx3_tx_buf {
  * @desc_dma: DMA address of @desc
  * @comp_dma: DMA address of @comp
  * @xdp_lock: serializes the producers and the completion of the XDP ring
- *	      (XDP_TX, ndo_xdp_xmit, NAPI); stack queues need none
+ *	      (XDP_TX, ndo_xdp_xmit, AF_XDP, NAPI); stack queues need none
+ * @xsk_pool: the XDP ring also sends this AF_XDP pool's frames, or NULL
  * @stats: xmit-side counters
  * @cstats: completion-side counters
  */
@@ -276,6 +288,7 @@ struct vx3_tx_ring {
 	dma_addr_t desc_dma;
 	dma_addr_t comp_dma;
 	spinlock_t xdp_lock; /* XDP ring producers */
+	struct xsk_buff_pool *xsk_pool;
 	struct vx3_tx_stats stats;
 	struct vx3_tx_comp_stats cstats;
 };
@@ -283,10 +296,14 @@ struct vx3_tx_ring {
 /**
  * struct vx3_rx_buf - a buffer owned by an RX ring slot
  * @page: page_pool page, NULL if the slot is empty
+ * @xsk: AF_XDP buffer instead, on a queue with an xsk_pool
  * @offset: offset of the buffer (headroom included) in @page
  */
 struct vx3_rx_buf {
-	struct page *page;
+	union {
+		struct page *page;
+		struct xdp_buff *xsk;
+	};
 	u32 offset;
 };
 
@@ -339,6 +356,8 @@ struct vx3_rx_ring {
  * @headroom: bytes in front of the frame in a head buffer
  * @xdp_prog: XDP program, read once per poll; NULL without one
  * @xdp: packet under assembly for the XDP program
+ * @xsk_pool: AF_XDP zero-copy pool that feeds ring 0, or NULL
+ * @xsk_buf: the AF_XDP buffer of the packet under assembly (@in_xdp)
  * @rss_hash: the device's RSS hash of that packet (its EOP completion)
  * @rss_type: what @rss_hash covers, VX3_RSS_TYPE_*
  * @xdp_rxq: XDP information of this queue (page_pool memory model)
@@ -366,6 +385,8 @@ struct vx3_rx_queue {
 	u32 headroom;
 	struct bpf_prog *xdp_prog;
 	struct xdp_buff xdp;
+	struct xsk_buff_pool *xsk_pool;
+	struct xdp_buff *xsk_buf;
 	u32 rss_hash;
 	u8 rss_type;
 	struct xdp_rxq_info xdp_rxq;
@@ -607,7 +628,30 @@ bool vx3_xdp_run(struct vx3_rx_queue *rxq, struct bpf_prog *prog,
 		 u32 *flush);
 bool vx3_xdp_tx_clean(struct vx3_rx_queue *rxq, int budget);
 void vx3_xdp_flush(struct vx3_rx_queue *rxq, u32 flush);
+int vx3_xdp_post(struct vx3_tx_ring *tx, struct xdp_frame *frame,
+		 enum vx3_tx_type type);
+void vx3_xdp_stat_add(struct vx3_rx_queue *rxq, enum vx3_rx_stat idx,
+		      u64 val);
 extern const struct xdp_metadata_ops vx3_xdp_metadata_ops;
+
+/* What an RX poll has to flush before it ends */
+#define VX3_XDP_FLUSH_TX	BIT(0)
+#define VX3_XDP_FLUSH_REDIRECT	BIT(1)
+
+/* vx3_xsk.c */
+int vx3_xsk_setup_pool(struct vx3_priv *priv, struct xsk_buff_pool *pool,
+		       u16 qid, struct netlink_ext_ack *extack);
+int vx3_xsk_wakeup(struct net_device *netdev, u32 qid, u32 flags);
+bool vx3_xsk_check_mtu(const struct vx3_priv *priv, u32 mtu);
+bool vx3_xsk_any(const struct vx3_cfg *cfg);
+u32 vx3_xsk_buf_len(struct xsk_buff_pool *pool);
+void vx3_xsk_refill(struct vx3_rx_queue *rxq, struct vx3_rx_ring *r);
+void vx3_xsk_ring_free(struct vx3_rx_queue *rxq, struct vx3_rx_ring *r);
+void vx3_xsk_start(struct vx3_rx_queue *rxq, struct vx3_rx_buf *b, u32 len);
+void vx3_xsk_free(struct vx3_rx_queue *rxq);
+bool vx3_xsk_run(struct vx3_rx_queue *rxq, struct bpf_prog *prog,
+		 u32 *flush);
+bool vx3_xsk_xmit(struct vx3_rx_queue *rxq, int budget);
 
 /* vx3_ethtool.c */
 extern const struct ethtool_ops vx3_ethtool_ops;

@@ -59,6 +59,8 @@ static const char * const vx3_rx_stat_names[VX3_RXS_NUM] = {
 	[VX3_RXS_XDP_ABORTED_BYTES] = "xdp_aborted_bytes",
 	[VX3_RXS_XDP_TX_ERR]	= "xdp_tx_err",
 	[VX3_RXS_XDP_REDIRECT_ERR] = "xdp_redirect_err",
+	[VX3_RXS_XSK_COPIED]	= "xsk_copied",
+	[VX3_RXS_XSK_ALLOC_FAIL] = "xsk_fill_empty",
 };
 
 static const char * const vx3_tx_stat_names[VX3_TXS_NUM] = {
@@ -81,6 +83,7 @@ static const char * const vx3_xdp_tx_stat_names[VX3_TXS_NUM] = {
 	[VX3_TXS_DROPS]		= "drops",
 	[VX3_TXS_XDP_TX]	= "xdp_tx",
 	[VX3_TXS_XDP_XMIT]	= "xmit",
+	[VX3_TXS_XSK_XMIT]	= "xsk_xmit",
 };
 
 static const char * const vx3_xdp_txc_stat_names[VX3_TXCS_NUM] = {

@@ -220,6 +220,16 @@ int vx3_up(struct vx3_priv *priv, struct vx3_qset *qs)
 		vx3_irq_unmask(priv, qs->vec[i]->intr_idx);
 	if (priv->intr_mode == VX3_INTR_MSIX)
 		vx3_irq_unmask(priv, priv->event_idx);
+	/* An AF_XDP queue may have found the fill ring empty, and its socket
+	 * may have queued frames while no queue ran: poll it once
+	 */
+	for (i = 0; i < qs->num_rxq; i++) {
+		if (!qs->vec[i]->rx[0].xsk_pool)
+			continue;
+		local_bh_disable();
+		napi_schedule(&qs->vec[i]->napi);
+		local_bh_enable();
+	}
 
 	vx3_update_link(priv);
 	rcu_assign_pointer(priv->xdp_qs, qs);

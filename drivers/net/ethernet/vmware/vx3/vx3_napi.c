@@ -11,7 +11,7 @@ static int vx3_poll(struct napi_struct *napi, int budget)
 {
 	struct vx3_vector *vec = container_of(napi, struct vx3_vector, napi);
 	struct vx3_priv *priv = vec->priv;
-	bool bad = false;
+	bool bad = false, more = false;
 	int work = 0;
 	u32 i;
 
@@ -26,6 +26,10 @@ static int vx3_poll(struct napi_struct *napi, int budget)
 			bad = true;
 	for (i = 0; budget && i < vec->num_rx && !bad; i++)
 		work += vx3_rx_clean(&vec->rx[i], budget, &bad);
+	/* An AF_XDP socket's frames go out on the XDP ring */
+	for (i = 0; budget && i < vec->num_rx && !bad; i++)
+		if (vec->rx[i].xsk_pool && vx3_xsk_xmit(&vec->rx[i], budget))
+			more = true;
 
 	if (unlikely(bad)) {
 		/* Leave the interrupt masked; the reset restarts the rings */
@@ -37,7 +41,7 @@ static int vx3_poll(struct napi_struct *napi, int budget)
 		return work;
 	}
 
-	if (work >= budget)
+	if (work >= budget || more)
 		return budget;
 	/* False while a busy poller owns the instance, or while
 	 * defer-hard-irqs keeps the interrupt off and its timer polls

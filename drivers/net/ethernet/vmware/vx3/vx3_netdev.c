@@ -52,6 +52,11 @@ static netdev_features_t vx3_fix_features(struct net_device *netdev,
 	if (!(features & NETIF_F_RXCSUM) ||
 	    (priv->xdp_prog && !priv->xdp_prog->aux->xdp_has_frags))
 		features &= ~NETIF_F_LRO;
+	/* Nor can an AF_XDP zero-copy queue, whose frames are one buffer */
+	if ((features & NETIF_F_LRO) && vx3_xsk_any(&priv->cfg)) {
+		netdev_warn_once(netdev, "LRO stays off while an AF_XDP zero-copy socket is bound\n");
+		features &= ~NETIF_F_LRO;
+	}
 	return features;
 }
 
@@ -360,6 +365,12 @@ static int vx3_change_mtu(struct net_device *netdev, int new_mtu)
 		return -EINVAL;
 	}
 
+	if (!vx3_xsk_check_mtu(priv, new_mtu)) {
+		netdev_err(netdev, "MTU %d does not fit the frames of a bound AF_XDP zero-copy socket\n",
+			   new_mtu);
+		return -EINVAL;
+	}
+
 	cfg.mtu = new_mtu;
 	return vx3_reconfigure(priv, &cfg, NULL);
 }
@@ -510,6 +521,7 @@ static const struct net_device_ops vx3_netdev_ops = {
 	.ndo_tx_timeout		= vx3_tx_timeout,
 	.ndo_bpf		= vx3_bpf,
 	.ndo_xdp_xmit		= vx3_xdp_xmit,
+	.ndo_xsk_wakeup		= vx3_xsk_wakeup,
 };
 
 /**
@@ -572,6 +584,7 @@ struct net_device *vx3_alloc_netdev(struct pci_dev *pdev)
 	priv->vlan_filter = !!(netdev->features & NETIF_F_HW_VLAN_CTAG_FILTER);
 	netdev->xdp_features = NETDEV_XDP_ACT_BASIC | NETDEV_XDP_ACT_REDIRECT |
 			       NETDEV_XDP_ACT_NDO_XMIT | NETDEV_XDP_ACT_RX_SG |
-			       NETDEV_XDP_ACT_NDO_XMIT_SG;
+			       NETDEV_XDP_ACT_NDO_XMIT_SG |
+			       NETDEV_XDP_ACT_XSK_ZEROCOPY;
 	return netdev;
 }

@@ -15,6 +15,7 @@
 #include <linux/if_vlan.h>
 #include <net/ip.h>
 #include <net/page_pool/helpers.h>
+#include <net/xdp_sock_drv.h>
 
 #include "vx3.h"
 
@@ -131,12 +132,15 @@ int vx3_rx_queue_alloc(struct vx3_priv *priv, struct vx3_rx_queue *rxq,
 	rxq->mtu = cfg->mtu;
 	rxq->headroom = headroom;
 	rxq->xdp_prog = priv->xdp_prog;
+	rxq->xsk_pool = cfg->xsk_pool[qid];
 	u64_stats_init(&rxq->stats.syncp);
 	timer_setup(&rxq->refill_timer, vx3_rx_refill_timer, 0);
 
 	rxq->ring[0].btype = VX3_RXD_BTYPE_HEAD;
 	rxq->ring[0].truesize = vx3_rx_head_truesize(cfg->mtu, headroom);
 	rxq->ring[0].buf_len = vx3_rx_head_buf_len(cfg->mtu, headroom);
+	if (rxq->xsk_pool)
+		rxq->ring[0].buf_len = vx3_xsk_buf_len(rxq->xsk_pool);
 	rxq->ring[1].btype = VX3_RXD_BTYPE_BODY;
 	rxq->ring[1].truesize = PAGE_SIZE;
 	rxq->ring[1].buf_len = min_t(u32, VX3_RX_BODY_LEN, VX3_RXD_MAX_LEN);
@@ -177,8 +181,15 @@ int vx3_rx_queue_alloc(struct vx3_priv *priv, struct vx3_rx_queue *rxq,
 				 napi->napi_id, PAGE_SIZE);
 	if (err)
 		goto err_free;
-	err = xdp_rxq_info_reg_mem_model(&rxq->xdp_rxq, MEM_TYPE_PAGE_POOL,
-					 rxq->pp);
+	/* An AF_XDP queue's head buffers are the pool's; its page_pool
+	 * stays for ring 1, which it leaves empty
+	 */
+	if (rxq->xsk_pool)
+		err = xdp_rxq_info_reg_mem_model(&rxq->xdp_rxq,
+						 MEM_TYPE_XSK_BUFF_POOL, NULL);
+	else
+		err = xdp_rxq_info_reg_mem_model(&rxq->xdp_rxq,
+						 MEM_TYPE_PAGE_POOL, rxq->pp);
 	if (err)
 		goto err_free;
 
@@ -186,6 +197,7 @@ int vx3_rx_queue_alloc(struct vx3_priv *priv, struct vx3_rx_queue *rxq,
 				true);
 	if (err)
 		goto err_free;
+	rxq->xdp_tx.xsk_pool = rxq->xsk_pool;
 	return 0;
 
 err_free:
@@ -207,6 +219,11 @@ void vx3_rx_queue_stop(struct vx3_rx_queue *rxq)
 	if (rxq->in_xdp)
 		vx3_xdp_free(rxq, false);
 	rxq->discard = false;
+	/* The pool's buffers go back to it: the next queue set, or this one
+	 * started again, takes them from there
+	 */
+	if (rxq->xsk_pool)
+		vx3_xsk_ring_free(rxq, &rxq->ring[0]);
 }
 
 /**
@@ -279,6 +296,12 @@ static void vx3_rx_ring_refill(struct vx3_rx_queue *rxq, struct vx3_rx_ring *r)
 {
 	u32 mask = r->size - 1, start = r->fill;
 
+	if (rxq->xsk_pool) {
+		if (r->btype == VX3_RXD_BTYPE_HEAD)
+			vx3_xsk_refill(rxq, r);
+		return;
+	}
+
 	while (r->fill - r->used < r->size - 1) {
 		struct vx3_rx_buf *b = &r->buf[r->fill & mask];
 		struct vx3_desc *d = &r->desc[r->fill & mask];
@@ -342,7 +365,9 @@ void vx3_rx_queue_write_prod(struct vx3_rx_queue *rxq)
  * @rxq: the queue; the device is not active
  * @qd: its queue descriptor
  *
- * Buffers still held from an earlier activation are posted again.
+ * Buffers still held from an earlier activation are posted again. A
+ * queue with an AF_XDP pool takes what the fill ring has; an empty one
+ * is filled when the queue is polled.
  *
  * Return: 0, or -ENOMEM if not a single head buffer could be posted.
  */
@@ -353,6 +378,9 @@ int vx3_rx_queue_reset(struct vx3_rx_queue *rxq,
 
 	vx3_rx_queue_stop(rxq);
 	rxq->qd = qd;
+	/* Only the queue set that runs sets where the pool's buffers point */
+	if (rxq->xsk_pool)
+		xsk_pool_set_rxq_info(rxq->xsk_pool, &rxq->xdp_rxq);
 	for (r = 0; r < 2; r++) {
 		struct vx3_rx_ring *ring = &rxq->ring[r];
 
@@ -364,7 +392,7 @@ int vx3_rx_queue_reset(struct vx3_rx_queue *rxq,
 	memset(rxq->comp, 0, rxq->comp_size * sizeof(*rxq->comp));
 	rxq->comp_head = 0;
 
-	return rxq->ring[0].fill ? 0 : -ENOMEM;
+	return rxq->ring[0].fill || rxq->xsk_pool ? 0 : -ENOMEM;
 }
 
 /* Give a buffer the CPU has synced back to the device, to be posted again */
@@ -694,6 +722,8 @@ int vx3_rx_clean(struct vx3_rx_queue *rxq, int budget, bool *bad)
 				vx3_rx_drop(rxq, VX3_RXS_DROP_ERR,
 					    SKB_DROP_REASON_PKT_TOO_SMALL);
 				rxq->discard = true;
+			} else if (rxq->xsk_pool) {
+				vx3_xsk_start(rxq, b, len);
 			} else if (prog) {
 				vx3_xdp_start(rxq, b, len);
 			} else {
@@ -726,8 +756,12 @@ int vx3_rx_clean(struct vx3_rx_queue *rxq, int budget, bool *bad)
 		}
 		rxq->rss_type = FIELD_GET(VX3_RXC_RSS_TYPE, w0);
 		rxq->rss_hash = le32_to_cpu(c->w[1]);
-		if (rxq->in_xdp && !vx3_xdp_run(rxq, prog, &flush))
+		if (rxq->in_xdp && rxq->xsk_pool) {
+			if (!vx3_xsk_run(rxq, prog, &flush))
+				continue;
+		} else if (rxq->in_xdp && !vx3_xdp_run(rxq, prog, &flush)) {
 			continue;
+		}
 		vx3_rx_deliver(rxq, w0, w3);
 	}
 

@@ -8,6 +8,7 @@
 #include <net/netdev_queues.h>
 #include <net/tcp.h>
 #include <net/xdp.h>
+#include <net/xdp_sock_drv.h>
 
 #include "vx3.h"
 
@@ -112,6 +113,7 @@ static void vx3_tx_unmap(struct vx3_tx_ring *tx, struct vx3_tx_buf *b)
 /* Free the packet an EOP descriptor completes; returns its length. Frames
  * of this RX queue's own page_pool go back to its cache while in its NAPI
  * poll (budget not 0); a stopped ring's skbs are dropped, not consumed.
+ * An AF_XDP frame stays in the UMEM: the caller counts its completion.
  */
 static u32 vx3_tx_free_packet(struct vx3_tx_buf *b, int budget)
 {
@@ -124,6 +126,8 @@ static u32 vx3_tx_free_packet(struct vx3_tx_buf *b, int budget)
 						 SKB_DROP_REASON_DEV_READY);
 		else
 			napi_consume_skb(b->skb, budget);
+	} else if (b->type == VX3_TX_XSK) {
+		len = b->len;
 	} else {
 		len = xdp_get_frame_len(b->frame);
 		if (b->type == VX3_TX_XDP_TX && budget > 0)
@@ -141,16 +145,21 @@ static u32 vx3_tx_free_packet(struct vx3_tx_buf *b, int budget)
  */
 void vx3_tx_ring_drain(struct vx3_tx_ring *tx)
 {
-	u32 mask = tx->size - 1;
+	u32 mask = tx->size - 1, xsk = 0;
 
 	while (tx->tail != tx->head) {
 		struct vx3_tx_buf *b = &tx->buf[tx->tail & mask];
 
 		vx3_tx_unmap(tx, b);
+		if (b->skb && b->type == VX3_TX_XSK)
+			xsk++;
 		if (b->skb)
 			vx3_tx_free_packet(b, -1);
 		tx->tail++;
 	}
+	/* The socket gets its frames back, as if sent */
+	if (xsk)
+		xsk_tx_completed(tx->xsk_pool, xsk);
 	if (tx->txq)
 		netdev_tx_reset_queue(tx->txq);
 }
@@ -475,7 +484,7 @@ err_map:
 bool vx3_tx_clean(struct vx3_tx_ring *tx, int budget)
 {
 	u32 mask = tx->size - 1, tail = tx->tail;
-	u32 pkts = 0, bytes = 0;
+	u32 pkts = 0, bytes = 0, xsk = 0;
 	bool ok = true, woken;
 
 	for (;;) {
@@ -506,6 +515,8 @@ bool vx3_tx_clean(struct vx3_tx_ring *tx, int budget)
 		for (; tail != end; tail++)
 			vx3_tx_unmap(tx, &tx->buf[tail & mask]);
 		vx3_tx_unmap(tx, &tx->buf[idx]);
+		if (tx->buf[idx].type == VX3_TX_XSK)
+			xsk++;
 		bytes += vx3_tx_free_packet(&tx->buf[idx], budget);
 		pkts++;
 		tail++;
@@ -513,6 +524,11 @@ bool vx3_tx_clean(struct vx3_tx_ring *tx, int budget)
 	}
 
 	WRITE_ONCE(tx->tail, tail);
+	/* In order with the socket's TX ring: its frames complete in the
+	 * order vx3_xsk_xmit() posted them
+	 */
+	if (xsk)
+		xsk_tx_completed(tx->xsk_pool, xsk);
 
 	woken = tx->txq &&
 		!netif_txq_completed_wake(tx->txq, pkts, bytes,

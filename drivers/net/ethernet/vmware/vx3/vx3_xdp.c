@@ -19,10 +19,6 @@
 
 #include "vx3.h"
 
-/* What an RX poll has to flush before it ends */
-#define VX3_XDP_FLUSH_TX	BIT(0)
-#define VX3_XDP_FLUSH_REDIRECT	BIT(1)
-
 /**
  * vx3_xdp_max_mtu() - the largest MTU a single-buffer program can take
  *
@@ -35,9 +31,16 @@ u32 vx3_xdp_max_mtu(void)
 	       VLAN_ETH_HLEN;
 }
 
-/* Called in NAPI context */
-static void vx3_xdp_stat_add(struct vx3_rx_queue *rxq, enum vx3_rx_stat idx,
-			     u64 val)
+/**
+ * vx3_xdp_stat_add() - add to an RX queue counter
+ * @rxq: the RX queue
+ * @idx: the counter
+ * @val: what to add
+ *
+ * Context: the queue's NAPI poll, or with it disabled.
+ */
+void vx3_xdp_stat_add(struct vx3_rx_queue *rxq, enum vx3_rx_stat idx,
+		      u64 val)
 {
 	u64_stats_update_begin(&rxq->stats.syncp);
 	u64_stats_add(&rxq->stats.cnt[idx], val);
@@ -88,6 +91,9 @@ bool vx3_xdp_add_frag(struct vx3_rx_queue *rxq, struct vx3_rx_buf *b,
 
 	if (!len)
 		return true;
+	/* An AF_XDP frame is one buffer */
+	if (rxq->xsk_pool)
+		return false;
 	sinfo = xdp_get_shared_info_from_buff(xdp);
 	if (!xdp_buff_has_frags(xdp)) {
 		sinfo->nr_frags = 0;
@@ -119,6 +125,10 @@ void vx3_xdp_free(struct vx3_rx_queue *rxq, bool napi)
 	struct skb_shared_info *sinfo;
 	u32 i;
 
+	if (rxq->xsk_pool) {
+		vx3_xsk_free(rxq);
+		return;
+	}
 	if (xdp_buff_has_frags(xdp)) {
 		sinfo = xdp_get_shared_info_from_buff(xdp);
 		for (i = 0; i < sinfo->nr_frags; i++)
@@ -166,13 +176,21 @@ static struct sk_buff *vx3_xdp_build_skb(struct vx3_rx_queue *rxq)
 	return skb;
 }
 
-/* Put one frame on the XDP ring, every piece of it in one descriptor per
- * VX3_TXD_MAX_LEN bytes. An XDP_TX frame lives in this queue's page_pool,
- * mapped bidirectionally: it is only synced. A frame from ndo_xdp_xmit is
- * mapped here and unmapped at completion. Called with xdp_lock held.
+/**
+ * vx3_xdp_post() - put one frame on the XDP ring
+ * @tx: the XDP ring, its xdp_lock held
+ * @frame: the frame
+ * @type: VX3_TX_XDP_TX or VX3_TX_XDP_XMIT
+ *
+ * Every piece of the frame takes one descriptor per VX3_TXD_MAX_LEN
+ * bytes. An XDP_TX frame lives in this queue's page_pool, mapped
+ * bidirectionally: it is only synced. A frame from ndo_xdp_xmit is
+ * mapped here and unmapped at completion.
+ *
+ * Return: 0, -ENOSPC if the ring is full or -ENOMEM if a mapping failed.
  */
-static int vx3_xdp_post(struct vx3_tx_ring *tx, struct xdp_frame *frame,
-			enum vx3_tx_type type)
+int vx3_xdp_post(struct vx3_tx_ring *tx, struct xdp_frame *frame,
+		 enum vx3_tx_type type)
 {
 	u32 first = tx->head, pos = first, need, nr_frags = 0, i;
 	struct skb_shared_info *sinfo = NULL;
@@ -507,8 +525,9 @@ static int vx3_xdp_rx_hash(const struct xdp_md *ctx, u32 *hash,
 			   enum xdp_rss_hash_type *rss_type)
 {
 	const struct xdp_buff *xdp = (const struct xdp_buff *)ctx;
+	/* AF_XDP buffers are not rxq->xdp: go by the queue's rxq_info */
 	const struct vx3_rx_queue *rxq =
-		container_of(xdp, struct vx3_rx_queue, xdp);
+		container_of(xdp->rxq, struct vx3_rx_queue, xdp_rxq);
 
 	if (!(rxq->netdev->features & NETIF_F_RXHASH))
 		return -ENODATA;
@@ -550,6 +569,10 @@ int vx3_bpf(struct net_device *netdev, struct netdev_bpf *bpf)
 	case XDP_SETUP_PROG:
 		return vx3_xdp_setup(netdev_priv(netdev), bpf->prog,
 				     bpf->extack);
+	case XDP_SETUP_XSK_POOL:
+		return vx3_xsk_setup_pool(netdev_priv(netdev),
+					  bpf->xsk.pool, bpf->xsk.queue_id,
+					  bpf->extack);
 	default:
 		return -EINVAL;
 	}
