@@ -37,8 +37,10 @@ cd "$ROOT" || exit 1
 # (9 minutes) is not here yet: it passed whole once and once lost one
 # reflected IPv4 datagram (test_xdp_native_tx_sb.ipv4), not yet
 # understood.
-# AF_XDP sockets in copy mode (xsk: RX through XDP_REDIRECT into an
-# XSKMAP, TX through the socket's ring) run on the stock kernel.
+# AF_XDP sockets in copy and zero-copy mode (xsk: RX through XDP_REDIRECT
+# into an XSKMAP, TX through the socket's ring; zero-copy also with a
+# starved fill ring, refused binds and sockets killed under traffic) run
+# on the stock kernel.
 # RSS over the RX queues (rss) runs on the stock kernel on the rig's QEMU,
 # whose vmxnet3 model does RSS (scripts/qemu/patches/0002).
 # Suspend to RAM and resume (pm.s3_resume) runs on the stock kernel, on

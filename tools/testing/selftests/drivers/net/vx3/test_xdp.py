@@ -45,8 +45,8 @@ import re
 import time
 
 from lib.nic import (Traffic, diag, ethtool_stats, expect_flowing, ifindex,
-                     kv, link_stats, only_vx3, qstats, tcp_integrity, tool,
-                     wait_listen)
+                     kv, link_stats, only_vx3, qstats, tap_dropped,
+                     tcp_integrity, tool, wait_listen)
 
 NICS = 2
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -189,27 +189,19 @@ def _totals(ctx):
     return q, link
 
 
-def _tap_dropped(ctx, n):
-    """Frames that tun dropped on their way to QEMU (tap n's tx_dropped:
-    its queue toward QEMU was full), before the device saw them."""
-    tap = ctx.vm.tap(n)
-    return int(ctx.vm.peer_check(
-        n, f"cat /sys/class/net/{tap}/statistics/tx_dropped"))
-
-
 def _reflect_case(ctx, prog, sizes, tail, count=300):
     vm, ifn = ctx.vm, ctx.ifname(1)
     _attach_ok(ctx, 1, prog)
     try:
         s0 = ethtool_stats(vm, ifn)
         m0 = link_stats(vm, ifn)["rx_missed_errors"]
-        d0 = _tap_dropped(ctx, 1)
+        d0 = tap_dropped(ctx.vm, 1)
         res = _peer_send(ctx, 1, vm.guest_ip4(1), count, sizes,
                          reflect=True, tail=tail)
         time.sleep(1)
         s1 = ethtool_stats(vm, ifn)
         missed = link_stats(vm, ifn)["rx_missed_errors"] - m0
-        host = _tap_dropped(ctx, 1) - d0
+        host = tap_dropped(ctx.vm, 1) - d0
         # Before the detach, which moves the ring's counters into the base
         q, link = _totals(ctx)
     finally:

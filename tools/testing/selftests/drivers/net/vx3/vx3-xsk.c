@@ -2,7 +2,7 @@
 /*
  * vx3-xsk - AF_XDP socket traffic with verified payloads
  *
- *   vx3-xsk rx IFNAME QUEUE MODE COUNT IDLE_MS
+ *   vx3-xsk rx IFNAME QUEUE MODE COUNT IDLE_MS [FILL STALL_MS]
  *   vx3-xsk tx IFNAME QUEUE MODE COUNT SIZE DST_MAC SRC_IP DST_IP
  *
  * MODE: "copy" (XDP_COPY, the program in driver mode), "zc" (XDP_ZEROCOPY,
@@ -13,13 +13,20 @@
  * prints "ready", and receives until COUNT datagrams arrived or none came
  * for IDLE_MS. Each payload must be lib/xdppeer.py's: a 4-byte sequence
  * number and bytes derived from it. The program is detached at the end.
+ * FILL (default 2048) frames go on the fill ring at the start; for
+ * STALL_MS (default 0) after "ready" received frames are not given back
+ * to the fill ring (a socket that stops refilling), then all at once.
+ * With VX3_XSK_PROG set in the environment, rx attaches that program of
+ * the object instead of xdp_xsk (an XDP_TX or XDP_DROP one: the socket
+ * then only lends the queue its buffers).
  *
  * tx: sends COUNT UDP datagrams of SIZE payload bytes from port 9998 to
  * DST_IP:9999 (Ethernet to DST_MAC) through the socket's TX ring, with
  * xdppeer.py's payloads, and waits for every completion.
  *
- * Both end with one line of JSON (rx: received, bad, dup, other_queue;
- * tx: sent, completed) and exit 0 unless a system call failed.
+ * Both end with one line of JSON (rx: received, bad, dup; tx: sent,
+ * completed; both: zc, 1 if the kernel reports the bind as zero-copy)
+ * and exit 0 unless a system call failed.
  */
 
 #include <arpa/inet.h>
@@ -160,6 +167,16 @@ static int payload_ok(const unsigned char *p, __u32 len, __u32 *seq)
 	return 1;
 }
 
+static int is_zc(struct xsk *x)
+{
+	struct xdp_options opts = {};
+	socklen_t len = sizeof(opts);
+
+	if (getsockopt(x->fd, SOL_XDP, XDP_OPTIONS, &opts, &len))
+		die("XDP_OPTIONS");
+	return !!(opts.flags & XDP_OPTIONS_ZEROCOPY);
+}
+
 static long long now_ms(void)
 {
 	struct timespec ts;
@@ -169,9 +186,12 @@ static long long now_ms(void)
 }
 
 static int do_rx(struct xsk *x, unsigned int ifindex, __u32 queue,
-		 __u32 xdp_flags, __u64 count, int idle_ms)
+		 __u32 xdp_flags, __u64 count, int idle_ms, __u32 fill,
+		 int stall_ms)
 {
 	unsigned long long received = 0, bad = 0, dup = 0;
+	__u64 *held, nheld = 0;
+	long long stall_end;
 	struct bpf_object *obj;
 	struct bpf_program *prog;
 	unsigned char *seen;
@@ -182,7 +202,8 @@ static int do_rx(struct xsk *x, unsigned int ifindex, __u32 queue,
 	obj = bpf_object__open_file(OBJ, NULL);
 	if (!obj || bpf_object__load(obj))
 		die(OBJ);
-	prog = bpf_object__find_program_by_name(obj, "xdp_xsk");
+	prog = bpf_object__find_program_by_name(obj, getenv("VX3_XSK_PROG") ?:
+						"xdp_xsk");
 	map = bpf_object__find_map_fd_by_name(obj, "vx3_xsks");
 	if (!prog || map < 0)
 		die("xdp_xsk / vx3_xsks");
@@ -191,21 +212,33 @@ static int do_rx(struct xsk *x, unsigned int ifindex, __u32 queue,
 	if (bpf_xdp_attach(ifindex, bpf_program__fd(prog), xdp_flags, NULL))
 		die("XDP attach");
 
-	/* Half the UMEM on the fill ring, the rest never used */
-	for (i = 0; i < NDESC; i++)
+	/* Half the UMEM on the fill ring at most, the rest never used */
+	if (fill > NDESC)
+		fill = NDESC;
+	for (i = 0; i < fill; i++)
 		((__u64 *)x->fill.desc)[i] = (__u64)i * FRAME;
-	store_rel(x->fill.prod, NDESC);
+	store_rel(x->fill.prod, fill);
 	seen = calloc(count + 1, 1);
-	if (!seen)
+	held = calloc(NDESC, sizeof(*held));
+	if (!seen || !held)
 		die("calloc");
 	printf("ready\n");
 	fflush(stdout);
 
 	last = now_ms();
+	stall_end = last + stall_ms;
 	while (received < count && now_ms() - last < idle_ms) {
 		struct pollfd pfd = { .fd = x->fd, .events = POLLIN };
 		__u32 cons = *x->rx.cons, fprod = *x->fill.prod;
+		int stalled = now_ms() < stall_end;
 
+		if (!stalled && nheld) {
+			while (nheld)
+				((__u64 *)x->fill.desc)[fprod++ &
+							x->fill.mask] =
+					held[--nheld];
+			store_rel(x->fill.prod, fprod);
+		}
 		prod = load_acq(x->rx.prod);
 		if (prod == cons) {
 			if (*x->fill.flags & XDP_RING_NEED_WAKEUP)
@@ -230,8 +263,12 @@ static int do_rx(struct xsk *x, unsigned int ifindex, __u32 queue,
 				seen[seq] = 1;
 				received++;
 			}
-			((__u64 *)x->fill.desc)[fprod++ & x->fill.mask] =
-				d->addr & ~(__u64)(FRAME - 1);
+			if (stalled)
+				held[nheld++] = d->addr & ~(__u64)(FRAME - 1);
+			else
+				((__u64 *)x->fill.desc)[fprod++ &
+							x->fill.mask] =
+					d->addr & ~(__u64)(FRAME - 1);
 		}
 		store_rel(x->rx.cons, cons);
 		store_rel(x->fill.prod, fprod);
@@ -239,8 +276,8 @@ static int do_rx(struct xsk *x, unsigned int ifindex, __u32 queue,
 	}
 	bpf_xdp_detach(ifindex, xdp_flags, NULL);
 	bpf_object__close(obj);
-	printf("{\"received\": %llu, \"bad\": %llu, \"dup\": %llu}\n",
-	       received, bad, dup);
+	printf("{\"received\": %llu, \"bad\": %llu, \"dup\": %llu, \"zc\": %d}\n",
+	       received, bad, dup, is_zc(x));
 	return 0;
 }
 
@@ -355,10 +392,14 @@ static int do_tx(struct xsk *x, const char *ifname, __u64 count, __u32 size,
 		if (done < sent)
 			usleep(100);
 	}
-	printf("{\"sent\": %llu, \"completed\": %llu}\n",
-	       (unsigned long long)sent, (unsigned long long)done);
+	printf("{\"sent\": %llu, \"completed\": %llu, \"zc\": %d}\n",
+	       (unsigned long long)sent, (unsigned long long)done, is_zc(x));
 	return 0;
 }
+
+static const char usage[] =
+	"usage: vx3-xsk rx IFNAME QUEUE MODE COUNT IDLE_MS [FILL STALL_MS]\n"
+	"       vx3-xsk tx IFNAME QUEUE MODE COUNT SIZE DST_MAC SRC_IP DST_IP\n";
 
 int main(int argc, char **argv)
 {
@@ -369,10 +410,9 @@ int main(int argc, char **argv)
 	__u32 queue;
 
 	if (argc < 7 || (strcmp(argv[1], "rx") && strcmp(argv[1], "tx")) ||
-	    (!strcmp(argv[1], "tx") && argc != 10)) {
-		fprintf(stderr, "usage: vx3-xsk rx IFNAME QUEUE MODE COUNT "
-			"IDLE_MS\n       vx3-xsk tx IFNAME QUEUE MODE COUNT "
-			"SIZE DST_MAC SRC_IP DST_IP\n");
+	    (!strcmp(argv[1], "tx") && argc != 10) ||
+	    (!strcmp(argv[1], "rx") && argc != 7 && argc != 9)) {
+		fputs(usage, stderr);
 		return 2;
 	}
 	ifindex = if_nametoindex(argv[2]);
@@ -393,7 +433,9 @@ int main(int argc, char **argv)
 	xsk_open(&x, ifindex, queue, bind_flags);
 	if (!strcmp(argv[1], "rx"))
 		return do_rx(&x, ifindex, queue, xdp_flags,
-			     strtoull(argv[5], NULL, 0), atoi(argv[6]));
+			     strtoull(argv[5], NULL, 0), atoi(argv[6]),
+			     argc == 9 ? strtoul(argv[7], NULL, 0) : NDESC,
+			     argc == 9 ? atoi(argv[8]) : 0);
 	return do_tx(&x, argv[2], strtoull(argv[5], NULL, 0),
 		     strtoul(argv[6], NULL, 0), argv[7], argv[8], argv[9]);
 }

@@ -108,6 +108,13 @@ def udp_drops(vm):
     return int(rows[1][rows[0].index("RcvbufErrors")])
 
 
+def tap_dropped(vm, n):
+    """Frames that tun dropped on their way to QEMU (tap n's tx_dropped:
+    its queue toward QEMU was full), before the device saw them."""
+    return int(vm.peer_check(
+        n, f"cat /sys/class/net/{vm.tap(n)}/statistics/tx_dropped"))
+
+
 def ethtool_stats(vm, ifn):
     """ethtool -S as {name: value}. vx3's per-queue counters (rxN_NAME,
     xdpN_NAME of RX queue N's XDP ring, txN_NAME) are also summed over the

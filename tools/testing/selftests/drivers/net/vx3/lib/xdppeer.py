@@ -2,9 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0
 """UDP test traffic for test_xdp.py, run in a peer namespace.
 
-  xdppeer.py send DST COUNT SIZE[,SIZE...] [--reflect [--tail T]]
+  xdppeer.py send DST COUNT SIZE[,SIZE...] [--start N] [--rate PPS]
+                  [--reflect [--tail T]]
       Send COUNT datagrams from port 9998 to DST:9999, sizes in turn,
-      paced; with --reflect also receive the reflected ones on port 9998
+      paced (at most PPS a second if given), with sequence numbers from N
+      (0) on; with --reflect also receive the reflected ones on port 9998
       and check each payload (plus the tail T the program appended).
   xdppeer.py recv COUNT TIMEOUT
       Receive datagrams on port 9999 until COUNT arrived or TIMEOUT
@@ -70,17 +72,28 @@ def main():
     dst, count = sys.argv[2], int(sys.argv[3])
     sizes = [int(x) for x in sys.argv[4].split(",")]
     reflect = "--reflect" in sys.argv
+    start = 0
+    if "--start" in sys.argv:
+        start = int(sys.argv[sys.argv.index("--start") + 1])
     tail = b""
     if "--tail" in sys.argv:
         tail = sys.argv[sys.argv.index("--tail") + 1].encode()
+    rate = 0
+    if "--rate" in sys.argv:
+        rate = int(sys.argv[sys.argv.index("--rate") + 1])
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
     s.bind(("0.0.0.0", SPORT))
-    for seq in range(count):
+    t0 = time.monotonic()
+    for seq in range(start, start + count):
         s.sendto(payload(seq, sizes[seq % len(sizes)]), (dst, DPORT))
         # TCG guests are slow: a burst would overrun the RX ring
         if seq % 8 == 7:
             time.sleep(0.002)
+            if rate:
+                ahead = (seq + 1 - start) / rate - (time.monotonic() - t0)
+                if ahead > 0:
+                    time.sleep(ahead)
     res = {"sent": count}
     if reflect:
         res["received"], res["bad"] = receive(s, count, 5.0, tail)
