@@ -628,6 +628,8 @@ bool vx3_xdp_run(struct vx3_rx_queue *rxq, struct bpf_prog *prog,
 		 u32 *flush);
 bool vx3_xdp_tx_clean(struct vx3_rx_queue *rxq, int budget);
 void vx3_xdp_flush(struct vx3_rx_queue *rxq, u32 flush);
+void vx3_xdp_count(struct vx3_rx_queue *rxq, enum vx3_rx_stat stat,
+		   u32 len);
 int vx3_xdp_post(struct vx3_tx_ring *tx, struct xdp_frame *frame,
 		 enum vx3_tx_type type);
 void vx3_xdp_stat_add(struct vx3_rx_queue *rxq, enum vx3_rx_stat idx,

@@ -283,6 +283,27 @@ static bool vx3_xdp_tx(struct vx3_rx_queue *rxq)
 }
 
 /**
+ * vx3_xdp_count() - count a packet the program consumed
+ * @rxq: the RX queue
+ * @stat: the verdict's packet counter; its byte counter follows it
+ * @len: the packet's length
+ *
+ * Packets the stack never sees still count as received.
+ *
+ * Context: the queue's NAPI poll.
+ */
+void vx3_xdp_count(struct vx3_rx_queue *rxq, enum vx3_rx_stat stat,
+		   u32 len)
+{
+	u64_stats_update_begin(&rxq->stats.syncp);
+	u64_stats_inc(&rxq->stats.cnt[stat]);
+	u64_stats_add(&rxq->stats.cnt[stat + 1], len);
+	u64_stats_inc(&rxq->stats.cnt[VX3_RXS_PACKETS]);
+	u64_stats_add(&rxq->stats.cnt[VX3_RXS_BYTES], len);
+	u64_stats_update_end(&rxq->stats.syncp);
+}
+
+/**
  * vx3_xdp_run() - run the XDP program on the packet and act on its verdict
  * @rxq: the RX queue, with a complete packet in @rxq->xdp
  * @prog: the program, read once for this poll
@@ -356,13 +377,7 @@ bool vx3_xdp_run(struct vx3_rx_queue *rxq, struct bpf_prog *prog,
 		break;
 	}
 
-	/* Packets the stack never sees still count as received */
-	u64_stats_update_begin(&rxq->stats.syncp);
-	u64_stats_inc(&rxq->stats.cnt[stat]);
-	u64_stats_add(&rxq->stats.cnt[stat + 1], len);
-	u64_stats_inc(&rxq->stats.cnt[VX3_RXS_PACKETS]);
-	u64_stats_add(&rxq->stats.cnt[VX3_RXS_BYTES], len);
-	u64_stats_update_end(&rxq->stats.syncp);
+	vx3_xdp_count(rxq, stat, len);
 	return false;
 }
 

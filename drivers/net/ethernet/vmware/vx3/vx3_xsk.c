@@ -473,12 +473,7 @@ bool vx3_xsk_run(struct vx3_rx_queue *rxq, struct bpf_prog *prog,
 		break;
 	}
 
-	u64_stats_update_begin(&rxq->stats.syncp);
-	u64_stats_inc(&rxq->stats.cnt[stat]);
-	u64_stats_add(&rxq->stats.cnt[stat + 1], len);
-	u64_stats_inc(&rxq->stats.cnt[VX3_RXS_PACKETS]);
-	u64_stats_add(&rxq->stats.cnt[VX3_RXS_BYTES], len);
-	u64_stats_update_end(&rxq->stats.syncp);
+	vx3_xdp_count(rxq, stat, len);
 	return false;
 }
 
