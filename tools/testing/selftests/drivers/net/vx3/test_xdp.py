@@ -475,14 +475,15 @@ def test_reconfig_traffic(ctx):
         expect_flowing(ctx, "traffic before attaching")
         try:
             # Attach and detach replace the queues, a program replacing
-            # another only the pointer
-            for _ in range(3):
-                _attach_ok(ctx, 1, "xdp_pass")
-                expect_flowing(ctx, "traffic with xdp_pass attached")
-                _attach_ok(ctx, 1, "xdp_drop")
-                _attach_ok(ctx, 1, "xdp_pass_mb")
-                _detach(ctx, 1)
-                expect_flowing(ctx, "traffic after detaching")
+            # another only the pointer. One round: on the debug kernel,
+            # where make check runs this case, each swap under traffic
+            # takes 20-40 s, and the attach after a detach comes next.
+            _attach_ok(ctx, 1, "xdp_pass")
+            expect_flowing(ctx, "traffic with xdp_pass attached")
+            _attach_ok(ctx, 1, "xdp_drop")
+            _attach_ok(ctx, 1, "xdp_pass_mb")
+            _detach(ctx, 1)
+            expect_flowing(ctx, "traffic after detaching")
             _attach_ok(ctx, 1, "xdp_pass")
             for cmd in (f"ethtool -G {ifn} rx 256 rx-jumbo 256 tx 256",
                         f"ethtool -L {ifn} tx 0", f"ethtool -L {ifn} tx 1",
