@@ -474,6 +474,17 @@ def test_csum(ctx):
         late = _failed_only_with(out, res, CSUM_ERR_RE, CSUM_LATE_RE)
         if late:
             ms = max(ms, _csum_latency(ctx, "after"))
+        # A start-up latency that the probes did not catch (a load peak
+        # beside this guest): the script once more, judged on its own.
+        # A wrong verdict fails both runs alike.
+        if late and not all(ms >= (CSUM_TX_WINDOW_MS if "_tx_" in n else
+                                   CSUM_RX_WINDOW_MS) for n in late):
+            print(f"# hw/csum.py: {', '.join(late)} failed only with late "
+                  f"packets; running the script once more", flush=True)
+            rc, out, res = _run_script(ctx, "hw/csum.py")
+            late = _failed_only_with(out, res, CSUM_ERR_RE, CSUM_LATE_RE)
+            if late:
+                ms = max(ms, _csum_latency(ctx, "after the second run"))
         if late and all(ms >= (CSUM_TX_WINDOW_MS if "_tx_" in n else
                                CSUM_RX_WINDOW_MS) for n in late):
             raise Skip(f"hw/csum.py: the rig is too slow for csum's fixed "
