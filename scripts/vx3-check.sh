@@ -54,21 +54,20 @@ cd "$ROOT" || exit 1
 # left out for the 60-minute budget of a fresh machine.
 # (VX3_STOCK_TESTS / VX3_DEBUG_TESTS / VX3_PATCHED_TESTS replace a lane's
 # list, to try the whole flow quickly.)
-STOCK_TESTS=${VX3_STOCK_TESTS:-"smoke@swiotlb smoke@iommu conformance
-	datapath forward hwgro stats reconfig lifecycle napi
-	upstream.ping upstream.stats upstream.queues upstream.csum
-	upstream.irq upstream.napi_id upstream.ring_reconfig upstream.tso
-	upstream.xdp_features rss
-	xdp.pass
-	xdp.drop xdp.aborted xdp.veth_xmit dmaerr.xdp_xmit_map_err xsk wol
-	pm.s3_resume"}
-LTS_TESTS=${VX3_LTS_TESTS:-"smoke@default datapath hwgro
-	reconfig.mtu_traffic reconfig.rings_traffic reconfig.features_traffic
-	reconfig.invalid_requests reconfig.channels_traffic
-	xdp.pass xdp.drop xdp.aborted xdp.tx xdp.redirect"}
-DEBUG_TESTS=${VX3_DEBUG_TESTS:-"dmaerr churn
-	faultinject.pp_alloc_traffic xdp.tx xdp.redirect xdp.cpumap
-	xdp.multibuf xdp.reconfig_traffic xdp.rmmod_attached"}
+# The lists run their files longest first (step 6).
+STOCK_TESTS=${VX3_STOCK_TESTS:-"upstream.ping upstream.stats
+	upstream.queues upstream.csum upstream.irq upstream.napi_id
+	upstream.ring_reconfig upstream.tso upstream.xdp_features
+	reconfig conformance rss lifecycle xsk napi hwgro forward datapath
+	stats pm.s3_resume smoke@swiotlb xdp.pass xdp.drop xdp.aborted
+	xdp.veth_xmit smoke@iommu dmaerr.xdp_xmit_map_err wol"}
+LTS_TESTS=${VX3_LTS_TESTS:-"reconfig.mtu_traffic reconfig.rings_traffic
+	reconfig.features_traffic reconfig.invalid_requests
+	reconfig.channels_traffic hwgro datapath
+	xdp.pass xdp.drop xdp.aborted xdp.tx xdp.redirect smoke@default"}
+DEBUG_TESTS=${VX3_DEBUG_TESTS:-"xdp.tx xdp.redirect xdp.cpumap
+	xdp.multibuf xdp.reconfig_traffic xdp.rmmod_attached churn dmaerr
+	faultinject.pp_alloc_traffic"}
 # The third lane: the in-tree vmxnet3 with the net and net-next series
 # of scripts/vmxnet3-series/ applied (make vmxnet3-patched), on the debug
 # kernel, where the series' new buffer handling (page_pool frags,
@@ -86,11 +85,11 @@ DEBUG_TESTS=${VX3_DEBUG_TESTS:-"dmaerr churn
 # the driver that has used RSS on VMware hosts for years: every flow's
 # hash is the Toeplitz hash under the device's key, on the queue the
 # table names (test_rss.py, which the stock lane runs on vx3). Under a
-# minute, on track B before the debug lane, which waits for its kernel.
+# minute.
 REFERENCE_TESTS=${VX3_REFERENCE_TESTS:-"rss"}
-PATCHED_TESTS=${VX3_PATCHED_TESTS:-"smoke@default hwgro.on_ipv4
-	hwgro.off_ipv4 dmaerr reconfig.tx_backlog_reconfig
-	hwgro.toggle_under_traffic conformance.bql_stop_doorbell"}
+PATCHED_TESTS=${VX3_PATCHED_TESTS:-"reconfig.tx_backlog_reconfig
+	hwgro.on_ipv4 hwgro.off_ipv4 hwgro.toggle_under_traffic
+	smoke@default dmaerr conformance.bql_stop_doorbell"}
 mkdir -p build
 LOG=build/check.log
 : >"$LOG"
@@ -102,9 +101,11 @@ echo "TAP version 13" | tee -a "$LOG"
 # start, while vx3.ko, the static checks, make series with its per-patch
 # checks and the upstream XDP feature checker build: none of them
 # measures time, and all are CPU work that has to be done anyway (on two
-# cores, the front takes the sum of its CPU time). The VM lanes start
-# after the front, two side by side (step 6); a debug kernel build still
+# cores, the front takes the sum of its CPU time). The VM tests start
+# after the front, on two workers (step 6); a debug kernel build still
 # running then goes to nice 19, so that the guests get the CPU first.
+# Each build's log ends with the CPU time it took ("cpu: ..."), and
+# every phase line says how busy the two cores were since the last.
 LANES=${VX3_CHECK_LANES:-stock lts debug patched reference}
 BG=build/check-bg
 rm -rf "$BG"
@@ -112,36 +113,52 @@ mkdir -p "$BG"
 bg_pid=
 if [[ " $LANES " == *" debug "* || " $LANES " == *" patched "* ]]; then
 	# its own process group, so that an interrupted check stops the build
-	setsid bash -c 'scripts/vx3-debug-kernel.sh >build/debug-kernel.log 2>&1
-		echo $? >"$1/debug-kernel.rc"' bg "$BG" &
+	setsid bash -c 'TIMEFORMAT="cpu: %U s user, %S s system, %R s"
+		time scripts/vx3-debug-kernel.sh >build/debug-kernel.log 2>&1
+		echo $? >"$1/debug-kernel.rc"' bg "$BG" 2>build/debug-kernel.time &
 	bg_pid=$!
 fi
 # The rig's QEMU (scripts/vx3-qemu.sh: Debian's source with the vmxnet3
-# fixes of scripts/qemu/patches/), which the stock lane's S3 test boots:
-# built once, in the background as well; the test waits for it (a
-# selection without it builds nothing here; test_pm.py builds on use).
+# fixes of scripts/qemu/patches/), which test_pm.py and test_rss.py
+# boot: built once, in the background as well; their jobs wait for it
+# (with a selection given nothing is built here; run.py builds on use).
 qemu_pid=
-if [[ " $LANES " == *" stock "* && $# -eq 0 && $STOCK_TESTS == *pm.s3_resume* ]]
+if [ $# -eq 0 ] && [[ " $LANES " == *" stock "* || " $LANES " == *" reference "* ]]
 then
-	setsid bash -c 'scripts/vx3-qemu.sh >build/qemu-build.log 2>&1' &
+	setsid bash -c 'TIMEFORMAT="cpu: %U s user, %S s system, %R s"
+		time scripts/vx3-qemu.sh >build/qemu-build.log 2>&1
+		echo $? >"$1/qemu.rc"' bg "$BG" 2>build/qemu-build.time &
 	qemu_pid=$!
 fi
-track_a= track_b=
+worker_a='' worker_b=''
 # an interrupted check stops the build and the lanes' runners (which
 # remove their guests, taps and namespaces on SIGTERM)
 stop_children() {
 	local p
 	[ -z "$bg_pid" ] || kill -- "-$bg_pid" 2>/dev/null
 	[ -z "$qemu_pid" ] || kill -- "-$qemu_pid" 2>/dev/null
-	for p in $track_a $track_b; do
+	for p in $worker_a $worker_b; do
 		pkill -TERM -P "$p" 2>/dev/null
 		kill "$p" 2>/dev/null
 	done
 }
 trap stop_children EXIT
-# phase NAME: a diagnostic line with the time since the start
+# cpu_ticks: "busy total" jiffies of all CPUs, from /proc/stat
+cpu_ticks() {
+	awk '/^cpu / { t = 0; for (i = 2; i <= NF; i++) t += $i
+		print t - $5 - $6, t }' /proc/stat
+}
+read -r busy0 total0 < <(cpu_ticks)
+cpu_mark0=$busy0 cpu_mark1=$total0
+# phase NAME: a diagnostic line with the time since the start and how
+# busy the CPUs were since the last one
 phase() {
-	echo "# $1 after $(($(date +%s) - t0))s" | tee -a "$LOG"
+	local b t
+	read -r b t < <(cpu_ticks)
+	echo "# $1 after $(($(date +%s) - t0))s (CPUs" \
+		"$(( (b - cpu_mark0) * 100 / (t - cpu_mark1 + 1) ))% busy since" \
+		"the last phase line)" | tee -a "$LOG"
+	cpu_mark0=$b cpu_mark1=$t
 }
 # 1. Build vx3.ko in place (the VM tests load it).
 if [ -f drivers/net/ethernet/vmware/vx3/Makefile ]; then
@@ -225,23 +242,29 @@ if [ $# -eq 0 ]; then
 	} >build/upstream-prepare.log 2>&1
 fi
 phase "build, static checks and series done"
-# 6. The VM tests in five lanes, two at a time: one guest leaves half
-# of the two cores idle (it waits on the peer, on timers and on boots),
-# and its lanes do not share namespaces, taps, run ids or log
-# directories. Track A runs vx3 on Debian's 7.3, then the patched
-# vmxnet3 on the debug kernel; track B vx3 on Debian's 6.12, the in-tree
-# vmxnet3 on the RSS model (reference), then vx3 on the debug kernel
-# (the whole suite on vmxnet3 runs in make check-reference).
-# A track that needs the debug kernel or the patched module waits for
-# steps 4 and 5, which run beside the first two lanes. Every lane
-# writes its own TAP file; they join the log in lane order, numbered on.
+# 6. The VM tests of the five lanes, as jobs of two workers: one guest
+# leaves half of the two cores idle (it waits on the peer, on timers and
+# on boots), and no two guests share namespaces, taps or run ids. A job
+# is one lane's entries of one test file (one boot, or one per variant):
+# its own run.py, its own TAP file, the lane's log directory and
+# initramfs (the lane's first job builds it). A worker takes the first
+# job that can run, in this order: the debug kernel's (the debug and
+# patched lanes, once steps 4 and 5 made their kernel and module), then
+# Debian's kernels' (stock, lts, reference), each list longest first;
+# but not a guest of the kernel class the other worker runs while one
+# of the other class can run (two debug guests side by side each take
+# about twice as long; one beside a guest of Debian's kernel hardly
+# longer). A file that boots the rig's QEMU waits for its build. So
+# neither worker idles while a job could run, and on a new machine,
+# where the debug kernel takes long to build, its jobs end the run on
+# both workers. The TAP files join the log in lane and list order at
+# the end, numbered on.
 # Arguments (e.g. -t smoke) replace the lists and run in every lane of
-# VX3_CHECK_LANES.
-# run_lane LANE: one lane's VM tests into $BG/lane-LANE.tap; its exit
-# status in $BG/lane-LANE.rc
-run_lane() {
-	local lane=$1 kernel driver list logdir t sel=() rc
-	case $lane in
+# VX3_CHECK_LANES, as one job per lane.
+TESTS=tools/testing/selftests/drivers/net/vx3
+# lane_args LANE: sets kernel, driver, list and logdir of LANE
+lane_args() {
+	case $1 in
 	stock)	kernel=stock driver=${VX3_CHECK_DRIVER:-vx3}
 		list=$STOCK_TESTS logdir=build/vmtest ;;
 	lts)	kernel=lts driver=${VX3_CHECK_DRIVER:-vx3}
@@ -253,35 +276,120 @@ run_lane() {
 	reference) kernel=stock driver=vmxnet3
 		list=$REFERENCE_TESTS logdir=build/vmtest-reference ;;
 	esac
+}
+# lane_keys LANE: the lane's jobs, one per file@variant, in list order
+lane_keys() {
+	local kernel driver list logdir t k seen=" "
 	if [ "${#ARGS[@]}" -gt 0 ]; then
+		echo args
+		return
+	fi
+	lane_args "$1"
+	for t in $list; do
+		k=${t%%.*}
+		[[ $seen == *" $k "* ]] && continue
+		seen+="$k "
+		echo "$k"
+	done
+}
+# run_job LANE KEY: the lane's entries of KEY into $BG/job-LANE-KEY.tap,
+# run.py's exit status into its .rc
+run_job() {
+	local lane=$1 key=$2 kernel driver list logdir t sel=() rc t1
+	lane_args "$lane"
+	if [ "$key" = args ]; then
 		sel=("${ARGS[@]}")
 	else
 		for t in $list; do
-			sel+=(-t "$t")
+			[ "${t%%.*}" != "$key" ] || sel+=(-t "$t")
 		done
 	fi
-	phase "$lane lane start"
-	/usr/bin/python3 tools/testing/selftests/drivers/net/vx3/run.py \
-		--tap-start 1 --kernel "$kernel" --driver "$driver" \
-		--logdir "$logdir" "${sel[@]}" >"$BG/lane-$lane.tap" 2>&1
+	t1=$(date +%s)
+	/usr/bin/python3 $TESTS/run.py --tap-start 1 --reuse-initramfs \
+		--kernel "$kernel" --driver "$driver" --logdir "$logdir" \
+		"${sel[@]}" >"$BG/job-$lane-$key.tap" 2>&1
 	rc=$?
-	echo "$rc" >"$BG/lane-$lane.rc"
-	phase "$lane lane ended ($rc)"
+	echo "$rc" >"$BG/job-$lane-$key.rc"
+	echo "# $lane $key: $(($(date +%s) - t1))s (rc $rc), ended" \
+		"$(($(date +%s) - t0))s after the start" | tee -a "$LOG"
 }
-# lane_ready LANE: waits until steps 4 and 5 decided whether LANE can run
-lane_ready() {
-	until [ -e "$BG/ready-$1" ]; do
-		sleep 2
-	done
-	[ "$(cat "$BG/ready-$1")" -eq 1 ]
+# job_state LANE KEY: 0 the job can run, 1 not yet, 2 never (its lane
+# cannot run: the TAP line of the step that failed says why). A file
+# that boots the rig's QEMU waits for its build to end (a failed build
+# fails its cases, with the reason).
+job_state() {
+	[ -e "$BG/ready-$1" ] || return 1
+	[ "$(cat "$BG/ready-$1")" -eq 1 ] || return 2
+	if [ "$2" != args ] &&
+		grep -q '^QEMU_PATCHED = True' "$TESTS/test_${2%%@*}.py"; then
+		[ -e "$BG/qemu.rc" ] || return 1
+	fi
+	return 0
 }
-# track LANE...: the lanes one after the other
-track() {
-	local lane
-	for lane in "$@"; do
-		if [[ " $LANES " == *" $lane "* ]] && lane_ready "$lane"; then
-			run_lane "$lane"
+# job_kernel LANE: the guest kernel class of LANE's jobs
+job_kernel() {
+	case $1 in
+	debug|patched) echo debug ;;
+	*)	echo debian ;;
+	esac
+}
+# next_job OTHER: under the queue's lock, prints the first job that can
+# run and takes it (and those that never will) off the queue; of those
+# that can, the first whose guest kernel is not the one the other worker
+# runs (OTHER: "debug", "debian" or "": two debug guests side by side
+# each take twice as long, a debug guest beside one of Debian's kernels
+# hardly longer). Returns 1 when the queue is empty, 2 when no job can
+# run yet.
+next_job() {
+	local other=$1 lane key found='' first='' rest=() st
+	while read -r lane key; do
+		job_state "$lane" "$key"
+		st=$?
+		[ "$st" -eq 2 ] && continue
+		if [ "$st" -eq 0 ] && [ -z "$found" ]; then
+			[ -n "$first" ] || first="$lane $key"
+			if [ "$(job_kernel "$lane")" != "$other" ]; then
+				found="$lane $key"
+				continue
+			fi
 		fi
+		rest+=("$lane $key")
+	done <"$BG/queue"
+	if [ -z "$found" ] && [ -n "$first" ]; then
+		found=$first
+		for st in "${!rest[@]}"; do
+			if [ "${rest[$st]}" = "$first" ]; then
+				unset "rest[$st]"
+				break
+			fi
+		done
+	fi
+	if [ "${#rest[@]}" -gt 0 ]; then
+		printf '%s\n' "${rest[@]}" >"$BG/queue"
+	else
+		: >"$BG/queue"
+	fi
+	[ -n "$found" ] && { echo "$found"; return 0; }
+	[ "${#rest[@]}" -gt 0 ] && return 2
+	return 1
+}
+# worker ID: runs jobs until the queue is empty; $BG/worker-ID says the
+# guest kernel of the job it runs
+worker() {
+	local id=$1 other=$(( 3 - $1 )) lockfd job st
+	exec {lockfd}>"$BG/queue.lock"
+	while :; do
+		flock "$lockfd"
+		job=$(next_job "$(cat "$BG/worker-$other" 2>/dev/null)")
+		st=$?
+		[ "$st" -ne 0 ] || job_kernel "${job%% *}" >"$BG/worker-$id"
+		flock -u "$lockfd"
+		case $st in
+		0)	run_job $job
+			: >"$BG/worker-$id" ;;
+		2)	sleep 2 ;;
+		*)	return 0 ;;
+		esac
 	done
 }
 ARGS=("$@")
@@ -289,19 +397,30 @@ for lane in $LANES; do
 	case $lane in
 	stock|lts|debug|patched|reference) ;;
 	*)	echo "# unknown lane $lane" | tee -a "$LOG"
-		echo 1 >"$BG/lane-$lane.rc" ;;
+		echo 1 >"$BG/job-$lane-none.rc" ;;
 	esac
 done
+: >"$BG/queue"
+for lane in debug patched stock lts reference; do
+	[[ " $LANES " == *" $lane "* ]] || continue
+	for key in $(lane_keys "$lane"); do
+		echo "$lane $key" >>"$BG/queue"
+	done
+done
+# initramfs images of an earlier make check in this tree: rebuilt
+rm -f build/vmtest*/initramfs-*.cpio
 for p in $bg_pid $qemu_pid; do
 	renice -n 19 -g "$p" >/dev/null 2>&1
 done
 echo 1 >"$BG/ready-stock"
 echo "$lts_ok" >"$BG/ready-lts"
 echo 1 >"$BG/ready-reference"
-track stock patched &
-track_a=$!
-track lts reference debug &
-track_b=$!
+[ -n "$qemu_pid" ] || echo 0 >"$BG/qemu.rc"
+phase "VM tests start"
+worker 1 &
+worker_a=$!
+worker 2 &
+worker_b=$!
 # 4. The debug kernel, built in the background since the start.
 debug_kernel_ready() { # waits for the background build; one TAP line
 	local n rc
@@ -342,22 +461,32 @@ if [[ " $LANES " == *" patched "* ]] && [ "$debug_ok" -eq 1 ]; then
 	fi
 fi
 echo "$patched_ok" >"$BG/ready-patched"
-wait "$track_a" "$track_b"
-track_a= track_b=
+wait "$worker_a" "$worker_b"
+worker_a='' worker_b=''
 if [ -n "$qemu_pid" ]; then
 	wait "$qemu_pid"
 	qemu_pid=
 fi
 vmrc=0
-for lane in $LANES; do
-	[ -e "$BG/lane-$lane.rc" ] || continue
-	rc=$(cat "$BG/lane-$lane.rc")
+for f in "$BG"/job-*.rc; do
+	[ -e "$f" ] || continue
+	rc=$(cat "$f")
 	[ "$rc" -eq 0 ] || vmrc=$rc
-	[ -e "$BG/lane-$lane.tap" ] || continue
-	n=$(grep -cE '^(not )?ok [0-9]+' "$LOG")
-	echo "# $lane lane" | tee -a "$LOG"
-	awk -v n="$n" '/^(not )?ok [0-9]+/ { n++; sub(/ok [0-9]+/, "ok " n) }
-		{ print }' "$BG/lane-$lane.tap" | tee -a "$LOG"
+done
+for lane in $LANES; do
+	case $lane in
+	stock|lts|debug|patched|reference) ;;
+	*)	continue ;;
+	esac
+	first=1
+	for key in $(lane_keys "$lane"); do
+		[ -e "$BG/job-$lane-$key.tap" ] || continue
+		[ -z "$first" ] || echo "# $lane lane" | tee -a "$LOG"
+		first=
+		n=$(grep -cE '^(not )?ok [0-9]+' "$LOG")
+		awk -v n="$n" '/^(not )?ok [0-9]+/ { n++; sub(/ok [0-9]+/, "ok " n) }
+			{ print }' "$BG/job-$lane-$key.tap" | tee -a "$LOG"
+	done
 done
 pass=$(grep -E '^ok [0-9]+' "$LOG" | grep -vc '# SKIP')
 skip=$(grep -E '^ok [0-9]+' "$LOG" | grep -c '# SKIP')
@@ -369,6 +498,11 @@ if [ "$vmrc" -ne 0 ] && [ "$fail" -eq 0 ]; then
 	fail=1
 fi
 echo "1..$((pass + fail + skip))"
-echo "# make check took $(($(date +%s) - t0))s; log in $LOG"
+read -r b t < <(cpu_ticks)
+for f in build/debug-kernel.time build/qemu-build.time; do
+	[ ! -s "$f" ] || echo "# ${f#build/}: $(tail -n 1 "$f")"
+done
+echo "# make check took $(($(date +%s) - t0))s, the CPUs" \
+	"$(( (b - busy0) * 100 / (t - total0 + 1) ))% busy; log in $LOG"
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]
