@@ -108,7 +108,7 @@ echo "TAP version 13" | tee -a "$LOG"
 # every phase line says how busy the two cores were since the last.
 LANES=${VX3_CHECK_LANES:-stock lts debug patched reference}
 BG=build/check-bg
-rm -rf "$BG"
+rm -rf "$BG" build/debug-kernel.time build/qemu-build.time
 mkdir -p "$BG"
 bg_pid=
 if [[ " $LANES " == *" debug "* || " $LANES " == *" patched "* ]]; then
