@@ -95,7 +95,6 @@ LOG=build/check.log
 : >"$LOG"
 t0=$(date +%s)
 
-echo "TAP version 13" | tee -a "$LOG"
 # The debug guest kernel (built once from linux-source-7.3, then reused
 # from /var/cache/vx3/debug-kernel) builds in the background from the
 # start, while vx3.ko, the static checks, make series with its per-patch
@@ -110,28 +109,8 @@ LANES=${VX3_CHECK_LANES:-stock lts debug patched reference}
 BG=build/check-bg
 rm -rf "$BG" build/debug-kernel.time build/qemu-build.time
 mkdir -p "$BG"
-bg_pid=
-if [[ " $LANES " == *" debug "* || " $LANES " == *" patched "* ]]; then
-	# its own process group, so that an interrupted check stops the build
-	setsid bash -c 'TIMEFORMAT="cpu: %U s user, %S s system, %R s"
-		time scripts/vx3-debug-kernel.sh >build/debug-kernel.log 2>&1
-		echo $? >"$1/debug-kernel.rc"' bg "$BG" 2>build/debug-kernel.time &
-	bg_pid=$!
-fi
-# The rig's QEMU (scripts/vx3-qemu.sh: Debian's source with the vmxnet3
-# fixes of scripts/qemu/patches/), which test_pm.py and test_rss.py
-# boot: built once, in the background as well; their jobs wait for it
-# (with a selection given nothing is built here; run.py builds on use).
-qemu_pid=
-if [ $# -eq 0 ] && [[ " $LANES " == *" stock "* || " $LANES " == *" reference "* ]]
-then
-	setsid bash -c 'TIMEFORMAT="cpu: %U s user, %S s system, %R s"
-		time scripts/vx3-qemu.sh >build/qemu-build.log 2>&1
-		echo $? >"$1/qemu.rc"' bg "$BG" 2>build/qemu-build.time &
-	qemu_pid=$!
-fi
-worker_a='' worker_b=''
-# an interrupted check stops the build and the lanes' runners (which
+bg_pid='' qemu_pid='' worker_a='' worker_b=''
+# an interrupted check stops the builds and the lanes' runners (which
 # remove their guests, taps and namespaces on SIGTERM)
 stop_children() {
 	local p
@@ -160,6 +139,48 @@ phase() {
 		"the last phase line)" | tee -a "$LOG"
 	cpu_mark0=$b cpu_mark1=$t
 }
+debug_lanes=0
+[[ " $LANES " != *" debug "* && " $LANES " != *" patched "* ]] ||
+	debug_lanes=1
+# 0. The dependencies (make deps). Where some are missing (a new
+# machine), what the debug kernel's build needs is installed first, and
+# the rest (minutes of downloads and unpacking) beside that build.
+deps_missing=0
+scripts/vx3-deps.sh --check 2>/dev/null || deps_missing=1
+if [ "$deps_missing" -eq 1 ] && [ "$debug_lanes" -eq 1 ] &&
+	[ "$(id -u)" -eq 0 ]; then
+	scripts/vx3-deps.sh --debug-kernel || {
+		echo "make check: the debug kernel's build dependencies" \
+			"could not be installed" >&2
+		exit 1
+	}
+fi
+if [ "$debug_lanes" -eq 1 ]; then
+	# its own process group, so that an interrupted check stops the build
+	setsid bash -c 'TIMEFORMAT="cpu: %U s user, %S s system, %R s"
+		time scripts/vx3-debug-kernel.sh >build/debug-kernel.log 2>&1
+		echo $? >"$1/debug-kernel.rc"' bg "$BG" 2>build/debug-kernel.time &
+	bg_pid=$!
+fi
+if [ "$deps_missing" -eq 1 ]; then
+	scripts/vx3-deps.sh || {
+		echo "make check: missing dependencies (scripts/vx3-deps.sh)" >&2
+		exit 1
+	}
+fi
+echo "TAP version 13" | tee -a "$LOG"
+[ "$deps_missing" -eq 0 ] || phase "dependencies installed"
+# The rig's QEMU (scripts/vx3-qemu.sh: Debian's source with the vmxnet3
+# fixes of scripts/qemu/patches/), which test_pm.py and test_rss.py
+# boot: built once, in the background as well; their jobs wait for it
+# (with a selection given nothing is built here; run.py builds on use).
+if [ $# -eq 0 ] && [[ " $LANES " == *" stock "* || " $LANES " == *" reference "* ]]
+then
+	setsid bash -c 'TIMEFORMAT="cpu: %U s user, %S s system, %R s"
+		time scripts/vx3-qemu.sh >build/qemu-build.log 2>&1
+		echo $? >"$1/qemu.rc"' bg "$BG" 2>build/qemu-build.time &
+	qemu_pid=$!
+fi
 # 1. Build vx3.ko in place (the VM tests load it).
 if [ -f drivers/net/ethernet/vmware/vx3/Makefile ]; then
 	if make --no-print-directory modules >build/build.log 2>&1; then

@@ -7,6 +7,8 @@
 #
 # Usage: scripts/vx3-deps.sh              install what is missing
 #        scripts/vx3-deps.sh --check      exit 0 if nothing is missing
+#        scripts/vx3-deps.sh --debug-kernel  install only what
+#                                         scripts/vx3-debug-kernel.sh needs
 #        scripts/vx3-deps.sh --kver       print the target kernel's version
 #        scripts/vx3-deps.sh --lts-kver   print the 6.12 LTS kernel's version
 #        scripts/vx3-deps.sh --kdir KVER  print KVER's build tree
@@ -66,6 +68,13 @@ git flex bison bc libelf-dev libssl-dev ccache codespell python3-sphinx
 python3-ply python3-git python3-pyflakes
 debhelper dh-dkms dkms
 clang libbpf-dev bpftool zlib1g-dev"
+
+# What scripts/vx3-debug-kernel.sh needs (with linux-source-7.3). On a
+# machine that lacks dependencies make check installs these first
+# (--debug-kernel) and starts the debug kernel's build, which then runs
+# while the rest downloads and unpacks.
+KBUILD_PKGS="make gcc libc6-dev flex bison bc libelf-dev libssl-dev xz-utils
+perl kmod cpio python3"
 
 log() { echo "vx3-deps: $*" >&2; }
 
@@ -265,6 +274,21 @@ build_sparse() {
 	rm -rf "$tmp"
 }
 
+# --debug-kernel: the compiler, the kernel's build tools and linux-source
+install_kbuild() {
+	local need
+	need=$(missing_pkgs $KBUILD_PKGS)
+	if [ -n "$need" ]; then
+		lists_stale && apt-get update -q
+		log "installing for the debug kernel: $(echo $need)"
+		apt-get install -y -q --no-install-recommends $need || return 1
+	fi
+	add_suite || return 1
+	pkg_installed "linux-source-$NEW_SERIES" ||
+		apt-get install -y -q --no-install-recommends \
+			"linux-source-$NEW_SERIES=$NEW_PKGVER"
+}
+
 all_ok() {
 	local k
 	k=$(installed_kvers | head -n1)
@@ -324,9 +348,15 @@ case "${1:-}" in
 	all_ok
 	exit $?
 	;;
+--debug-kernel)
+	[ "$(id -u)" -eq 0 ] || { log "installing needs root"; exit 1; }
+	export DEBIAN_FRONTEND=noninteractive
+	install_kbuild
+	exit $?
+	;;
 "") ;;
 *)
-	echo "usage: $0 [--check|--kver|--lts-kver|--kdir K|--image K|--modroot K|--srcdir|--sparse]" >&2
+	echo "usage: $0 [--check|--debug-kernel|--kver|--lts-kver|--kdir K|--image K|--modroot K|--srcdir|--sparse]" >&2
 	exit 2
 	;;
 esac
