@@ -180,7 +180,7 @@ class Kernel:
         if not self.debug:
             return {}
         return {"kernel": self.image, "timeout_scale": self.scale,
-                "boot_timeout": int(300 * self.scale)}
+                "boot_timeout": int(300 * self.scale), "kasan": True}
 
 
 def kmemleak_after_unload(tap, vm, driver, scanner, name, logdir):
@@ -258,7 +258,7 @@ def same_vm(vm):
                     kernel=vm.kernel, timeout_scale=vm.timeout_scale,
                     boot_timeout=vm.boot_timeout, root_ports=vm.root_ports,
                     host_root=vm.host_root, bridge_nics=vm.bridge_nics,
-                    qemu=vm.qemu)
+                    qemu=vm.qemu, kasan=vm.kasan)
 
 
 def kmemleak_clear_boot(tap, vm, prefix):
