@@ -258,7 +258,7 @@ def same_vm(vm):
                     kernel=vm.kernel, timeout_scale=vm.timeout_scale,
                     boot_timeout=vm.boot_timeout, root_ports=vm.root_ports,
                     host_root=vm.host_root, bridge_nics=vm.bridge_nics,
-                    qemu=vm.qemu, kasan=vm.kasan)
+                    qemu=vm.qemu, kasan=vm.kasan, accel=vm.accel)
 
 
 def kmemleak_clear_boot(tap, vm, prefix):

@@ -200,7 +200,7 @@ class Bench:
         a = self.args
         self.vm = vmlib.VM(kv, initrd, nics=2, variant="bench",
                            logdir=os.path.join(self.outdir, "vm"),
-                           smp=a.smp, mem=a.mem,
+                           smp=a.smp, mem=a.mem, accel=vmlib.TCG_BENCH,
                            qemu=(vmlib.qemu_patched() if "rss" in a.exp
                                  else None))
         self.vm.start()
@@ -1267,7 +1267,7 @@ def environment(bench, kv, args, t_start):
         "git": git,
         "qemu": cmd(f"{vm.qemu if vm else vmlib.QEMU} --version | head "
                     f"-n1"),
-        "accel": "tcg,thread=multi (no KVM)",
+        "accel": f"{vmlib.TCG_BENCH} (no KVM)",
         "machine": f"q35, -cpu max, -smp {args.smp}, -m {args.mem}",
         "nic": "2 x vmxnet3 on tap (vnet_hdr) in peer namespaces",
         "guest_kernel": kv,
