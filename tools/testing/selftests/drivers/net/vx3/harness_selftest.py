@@ -8,7 +8,9 @@ lib.vm.boot_stall_artefact, lib.test.firmware_resume_death). A classifier
 that says yes too often hides driver bugs, one that never does leaves CI
 red on QEMU: both are checked here on log excerpts like those the
 failures left, and the boot-stall watchdog on a guest that never
-answers. No VM, a few seconds; make check runs it with the static checks.
+answers. Also the guest command line a KASAN kernel boots with
+(lib.vm.VM.kernel_append). No VM, a few seconds; make check runs it with
+the static checks.
 """
 
 import os
@@ -189,6 +191,31 @@ class FirmwareResume(unittest.TestCase):
         vm = self.vm(RESUME_DEATH, rc=0, reason="guest-reset")
         since = os.path.getsize(self.log)
         self.assertIsNone(testlib.firmware_resume_death(vm, since))
+
+
+class KernelAppend(unittest.TestCase):
+    """The debug (KASAN) kernel boots without slub_debug and page_poison,
+    and with every other option of its variant."""
+
+    def append(self, variant, kasan):
+        return vmlib.VM("k", "i", variant=variant, kasan=kasan,
+                        runid="000000").kernel_append().split()
+
+    def test_debian_kernel_keeps_them(self):
+        for v in vmlib.VARIANTS:
+            a = self.append(v, False)
+            self.assertIn("slub_debug=FZP", a, v)
+            self.assertIn("page_poison=1", a, v)
+
+    def test_kasan_kernel_drops_only_them(self):
+        for v, var in vmlib.VARIANTS.items():
+            a = self.append(v, True)
+            want = [x for x in var["append"].split()
+                    if not x.startswith(("slub_debug=", "page_poison="))]
+            self.assertEqual(a[-len(want):] if want else [], want, v)
+            self.assertFalse([x for x in a if x.startswith(
+                ("slub_debug", "page_poison"))], v)
+            self.assertIn("console=ttyS0", a, v)
 
 
 if __name__ == "__main__":

@@ -45,19 +45,19 @@ import time
 KASAN_DUPLICATES = re.compile(r"\s*\b(slub_debug|page_poison)=\S+")
 
 # The tests' guests run their two vCPUs on one host thread (TCG round
-# robin). Multi-threaded TCG gave the same test time for about a third
-# more host CPU time (reconfig and lifecycle under traffic, Debian's 7.3,
-# alone on the host: 178 s and 203 CPU-s single-threaded, 175 s and 275
-# CPU-s multi-threaded; the debug kernel's datapath 186 s and 183 CPU-s
-# against 167 s and 201), and make check, two guests on two cores, is
-# bound by CPU time. It also leaves out the multi-threaded emulator's
-# races that the harness otherwise has to recognise and retry: stale
-# translations of live-patched kernel code ("Oops: int3", at boot and
-# in the JIT's XDP dispatcher), SeaBIOS dying in S3 resume right after
-# it woke the second vCPU (firmware_resume_death()), and boots that hang
-# in the stop_machine() of the first clocksource switch, spinning both
-# host cores until the 240 s watchdog. The benchmarks keep
-# multi-threaded TCG (bench/bench.py), whose guest uses both host cores.
+# robin). Multi-threaded TCG gave about the same test time for a tenth to a
+# third more host CPU time (reconfig and lifecycle under traffic, Debian's
+# 7.3, alone on the host: 178 s and 203 CPU-s single-threaded, 175 s and
+# 275 CPU-s multi-threaded; the debug kernel's datapath 186 s and 183 CPU-s
+# against 167 s and 201), and make check, two guests on two cores, is bound
+# by CPU time. It also leaves out the multi-threaded emulator's races that
+# the harness otherwise has to recognise and retry: stale translations of
+# live-patched kernel code ("Oops: int3", at boot and in the JIT's XDP
+# dispatcher), SeaBIOS dying in S3 resume right after it woke the second
+# vCPU (firmware_resume_death()), and boots that hang in the stop_machine()
+# of the first clocksource switch, spinning both host cores until the 240 s
+# watchdog. The benchmarks keep multi-threaded TCG (bench/bench.py), whose
+# guest uses both host cores.
 TCG_TESTS = "tcg,thread=single"
 TCG_BENCH = "tcg,thread=multi"
 VARIANTS = {
@@ -368,15 +368,11 @@ class VM:
             self.close()
             raise
 
-    def _start(self):
-        for n in range(1, self.nics + 1):
-            self._net_made.append(n)
-            sh(["ip", "tuntap", "add", "dev", self.tap(n), "mode", "tap",
-                "vnet_hdr"])
-            sh(["ip", "netns", "add", self.netns(n)])
-
-        var = VARIANTS[self.variant]
-        var_append = var["append"]
+    def kernel_append(self):
+        """The guest kernel's command line: the rig's options, the boot
+        variant's (on a KASAN kernel without KASAN_DUPLICATES) and the
+        file's APPEND."""
+        var_append = VARIANTS[self.variant]["append"]
         if self.kasan:
             var_append = KASAN_DUPLICATES.sub("", var_append).strip()
         # log_buf_len: the dmesg scan after a case must find every line
@@ -386,11 +382,21 @@ class VM:
         # IO-APIC delivers the timer interrupt can run out of time, and
         # 7.3 then panics ("IO-APIC + timer doesn't work!"); the kernel
         # skips that check on KVM for the same reason.
-        append = " ".join(x for x in ("console=ttyS0 panic=-1 "
-                                      "printk.devkmsg=on log_buf_len=16M "
-                                      "no_timer_check",
-                                      var_append,
-                                      self.extra_append) if x)
+        return " ".join(x for x in ("console=ttyS0 panic=-1 "
+                                    "printk.devkmsg=on log_buf_len=16M "
+                                    "no_timer_check",
+                                    var_append,
+                                    self.extra_append) if x)
+
+    def _start(self):
+        for n in range(1, self.nics + 1):
+            self._net_made.append(n)
+            sh(["ip", "tuntap", "add", "dev", self.tap(n), "mode", "tap",
+                "vnet_hdr"])
+            sh(["ip", "netns", "add", self.netns(n)])
+
+        var = VARIANTS[self.variant]
+        append = self.kernel_append()
         qmp = os.path.join(self.sockdir, "qmp.sock")
         ctl = os.path.join(self.sockdir, "ctl.sock")
         cmd = [self.qemu,
