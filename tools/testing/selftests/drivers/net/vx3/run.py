@@ -147,8 +147,14 @@ class Kernel:
                 os.path.join(ROOT, "build/lts/vx3/vx3.ko")
             if os.path.isfile(os.path.join(ROOT, "drivers/net/ethernet/"
                                                  "vmware/vx3/Makefile")):
-                subprocess.check_call(["make", "-s", "--no-print-directory",
-                                       "-C", ROOT, "modules-lts"])
+                # make check's jobs start several runners at once: one
+                # build at a time (two makes in build/lts/ break each other)
+                os.makedirs(os.path.join(ROOT, "build"), exist_ok=True)
+                with open(os.path.join(ROOT, "build/lts.lock"), "w") as lk:
+                    fcntl.flock(lk, fcntl.LOCK_EX)
+                    subprocess.check_call(["make", "-s",
+                                           "--no-print-directory", "-C",
+                                           ROOT, "modules-lts"])
             return
         if not self.debug:
             self.kver = vmlib.kver()
