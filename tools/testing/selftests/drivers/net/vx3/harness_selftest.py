@@ -9,11 +9,15 @@ that says yes too often hides driver bugs, one that never does leaves CI
 red on QEMU: both are checked here on log excerpts like those the
 failures left, and the boot-stall watchdog on a guest that never
 answers. Also the guest command line a KASAN kernel boots with
-(lib.vm.VM.kernel_append). No VM, a few seconds; make check runs it with
-the static checks.
+(lib.vm.VM.kernel_append), and what the traffic helpers call flowing
+(lib.nic.expect_flowing) and how the guest's side of the traffic is
+started (lib.vm.VM.bg with nice). No VM, a few seconds; make check runs
+it with the static checks.
 """
 
+import json
 import os
+import shlex
 import socket
 import sys
 import tempfile
@@ -23,6 +27,7 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from lib import test as testlib  # noqa: E402
+from lib import nic as niclib  # noqa: E402
 from lib import vm as vmlib  # noqa: E402
 
 INT3_BOOT = """\
@@ -216,6 +221,57 @@ class KernelAppend(unittest.TestCase):
             self.assertFalse([x for x in a if x.startswith(
                 ("slub_debug", "page_poison"))], v)
             self.assertIn("console=ttyS0", a, v)
+
+
+class CountersVM:
+    """ip -j -s -s link show: every call adds (packets, bytes) each way."""
+
+    def __init__(self, step_pkts, step_bytes):
+        self.step = (step_pkts, step_bytes)
+        self.n = 0
+
+    def check(self, cmd, timeout=60):
+        self.n += 1
+        p, b = (self.n * x for x in self.step)
+        d = {"packets": p, "bytes": b}
+        return json.dumps([{"stats64": {"rx": d, "tx": d}}])
+
+
+class Ctx:
+    def __init__(self, vm):
+        self.vm = vm
+
+    def ifname(self, n):
+        return "eth0"
+
+
+class Flowing(unittest.TestCase):
+    """expect_flowing() wants data both ways, not a few packets."""
+
+    def test_control_packets_only(self):
+        # what a missing server looks like: SYN and RST, a few a second
+        ctx = Ctx(CountersVM(3, 180))
+        with self.assertRaises(AssertionError):
+            niclib.expect_flowing(ctx, timeout=1)
+
+    def test_data(self):
+        ctx = Ctx(CountersVM(50, 70000))
+        niclib.expect_flowing(ctx, timeout=1)
+
+
+class NiceBg(unittest.TestCase):
+    """VM.bg(nice=True) renices the job's shell before its command, and
+    the job fails if that fails (busybox has renice, not nice)."""
+
+    def test_prefix(self):
+        seen = []
+        v = vmlib.VM("k", "i", runid="000000")
+        v.check = lambda cmd, timeout=60: seen.append(cmd) or "123"
+        v.bg("exec iperf -s", nice=True)
+        v.bg("exec iperf -s")
+        self.assertIn(shlex.quote("renice -n 19 -p $$ >/dev/null || exit 1; "
+                                  "exec iperf -s"), seen[0])
+        self.assertNotIn("renice", seen[1])
 
 
 if __name__ == "__main__":

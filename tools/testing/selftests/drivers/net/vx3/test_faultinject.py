@@ -469,7 +469,7 @@ def test_pp_alloc_traffic(ctx):
     fpa = f"{DBG}/fail_page_alloc"
     carrier0 = vm.check(f"cat /sys/class/net/{ifn}/carrier_changes").strip()
     e0, q0 = _rx_counters(ctx)
-    job = vm.bg("iperf -s -p 5601 >/dev/null 2>&1")
+    job = vm.bg("iperf -s -p 5601 >/dev/null 2>&1", nice=True)
     peer = vm.peer_bg(1, f"while :; do iperf -c {vm.guest_ip4(1)} -p 5601 "
                       f"-t 3600 >/dev/null 2>&1; sleep 0.5; done")
     injected = 0

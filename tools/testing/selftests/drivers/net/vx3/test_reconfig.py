@@ -447,7 +447,8 @@ def test_tx_backlog_reconfig(ctx):
     try:
         for i in range(4):
             jobs.append(vm.bg(f"exec vx3-udp send {vm.peer_ip4(1)} "
-                              f"{5990 + i} 1000000000 1400 1400 {i + 1}"))
+                              f"{5990 + i} 1000000000 1400 1400 {i + 1}",
+                              nice=True))
         time.sleep(1)
         for _ in range(4):
             seen = max(seen, _qdisc_backlog(vm, ifn)[0])

@@ -477,7 +477,7 @@ def test_reconfig_traffic(ctx):
             # Attach and detach replace the queues, a program replacing
             # another only the pointer. One round: on the debug kernel,
             # where make check runs this case, each swap under traffic
-            # takes 20-40 s, and the attach after a detach comes next.
+            # takes 3-10 s, and the attach after a detach comes next.
             _attach_ok(ctx, 1, "xdp_pass")
             expect_flowing(ctx, "traffic with xdp_pass attached")
             _attach_ok(ctx, 1, "xdp_drop")

@@ -781,8 +781,12 @@ class VM:
             raise CmdFailed(f"guest: `{cmd}` exited {rc}:\n{out.rstrip()}")
         return out
 
-    def bg(self, cmd):
-        """Start cmd in the guest in the background; returns a BgJob."""
+    def bg(self, cmd, nice=False):
+        """Start cmd in the guest in the background; returns a BgJob.
+        nice: run it at nice 19 (traffic generators, so that they do not
+        starve the agent and the commands a test runs beside them)."""
+        if nice:
+            cmd = f"renice -n 19 -p $$ >/dev/null || exit 1; {cmd}"
         self._next_id += 1
         base = f"/tmp/bg.{self._next_id}"
         pid = self.check(f"(setsid sh -c {shlex.quote(cmd)} >{base}.out 2>&1 "
