@@ -381,6 +381,10 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 
 export DEBIAN_FRONTEND=noninteractive
+# The LTS kernel is a guest kernel, booted with the rig's own initramfs
+# (mkinitramfs.sh): Debian's kernel hook need not build one for it
+# (/etc/kernel/postinst.d/initramfs-tools skips it with INITRD=No).
+export INITRD=No
 need=$(missing_pkgs $pkgs)
 if [ -z "$want_kver" ] || [ -n "$need" ]; then
 	if lists_stale; then
