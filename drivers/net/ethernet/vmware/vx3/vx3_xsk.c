@@ -492,8 +492,8 @@ bool vx3_xsk_xmit(struct vx3_rx_queue *rxq, int budget)
 {
 	struct vx3_tx_ring *tx = &rxq->xdp_tx;
 	struct xsk_buff_pool *pool = tx->xsk_pool;
-	struct xdp_desc *descs = pool->tx_descs;
 	u32 per_frame, max, n, i;
+	struct xdp_desc *descs;
 
 	/* Descriptors the longest frame takes */
 	per_frame = DIV_ROUND_UP(xsk_pool_get_chunk_size(pool),
@@ -502,6 +502,11 @@ bool vx3_xsk_xmit(struct vx3_rx_queue *rxq, int budget)
 	spin_lock(&tx->xdp_lock);
 	max = min_t(u32, budget, vx3_tx_free_desc(tx) / per_frame);
 	n = max ? xsk_tx_peek_release_desc_batch(pool, max) : 0;
+	/* Read only now: a pool that an RX-only socket created gets its
+	 * descriptor array when a socket with a TX ring binds to it
+	 * (shared UMEM), possibly while this poll runs
+	 */
+	descs = pool->tx_descs;
 	for (i = 0; i < n; i++) {
 		u32 first = tx->head, pos = first, eop;
 		dma_addr_t dma;
