@@ -19,6 +19,7 @@
 #include <linux/netdevice.h>
 #include <linux/timer.h>
 #include <net/xdp.h>
+#include <net/xdp_sock_drv.h>
 
 /* from_timer(), renamed in 6.16 */
 #define timer_container_of(var, callback_timer, timer_fieldname) \
@@ -67,6 +68,38 @@ vx3_compat_netif_napi_add_config(struct net_device *dev,
 static inline void netif_set_affinity_auto(struct net_device *dev)
 {
 }
+
+/* 6.12 has no xsk_buff_raw_get_ctx() (an AF_XDP TX descriptor's DMA
+ * address and TX metadata in one call), and its xsk_tx_metadata_request()
+ * takes the metadata itself, not the pool and a pointer to the metadata
+ * pointer: it validates the metadata in xsk_buff_get_metadata().
+ */
+struct xdp_desc_ctx {
+	dma_addr_t dma;
+	struct xsk_tx_metadata *meta;
+};
+
+static inline struct xdp_desc_ctx
+xsk_buff_raw_get_ctx(struct xsk_buff_pool *pool, u64 addr, u32 options)
+{
+	struct xdp_desc_ctx ctx = {
+		.dma = xsk_buff_raw_get_dma(pool, addr),
+		.meta = xsk_buff_get_metadata(pool, addr, options),
+	};
+
+	return ctx;
+}
+
+static inline void
+vx3_compat_xsk_tx_metadata_request(const struct xsk_buff_pool *pool,
+				   struct xsk_tx_metadata **pmeta,
+				   const struct xsk_tx_metadata_ops *ops,
+				   void *priv)
+{
+	xsk_tx_metadata_request(*pmeta, ops, priv);
+}
+
+#define xsk_tx_metadata_request vx3_compat_xsk_tx_metadata_request
 #endif
 
 #endif /* _VX3_COMPAT_H */

@@ -597,6 +597,7 @@ void vx3_tx_ring_drain(struct vx3_tx_ring *tx);
 bool vx3_tx_clean(struct vx3_tx_ring *tx, int budget);
 netdev_tx_t vx3_start_xmit(struct sk_buff *skb, struct net_device *netdev);
 u32 vx3_tx_free_desc(const struct vx3_tx_ring *tx);
+bool vx3_tx_csum_fields(u32 start, u32 offset, u32 len, u32 *w2, u32 *w3);
 void vx3_tx_post(struct vx3_tx_ring *tx, u32 *pos, dma_addr_t dma, u32 len,
 		 enum vx3_tx_map map, u32 w2, u32 w3, u32 first);
 void vx3_tx_unwind(struct vx3_tx_ring *tx, u32 first, u32 pos);
@@ -654,6 +655,7 @@ void vx3_xsk_free(struct vx3_rx_queue *rxq);
 bool vx3_xsk_run(struct vx3_rx_queue *rxq, struct bpf_prog *prog,
 		 u32 *flush);
 bool vx3_xsk_xmit(struct vx3_rx_queue *rxq, int budget);
+extern const struct xsk_tx_metadata_ops vx3_xsk_tx_metadata_ops;
 
 /* vx3_ethtool.c */
 extern const struct ethtool_ops vx3_ethtool_ops;

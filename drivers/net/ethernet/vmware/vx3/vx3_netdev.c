@@ -560,6 +560,7 @@ struct net_device *vx3_alloc_netdev(struct pci_dev *pdev)
 	netdev->stat_ops = &vx3_stat_ops;
 	netdev->ethtool_ops = &vx3_ethtool_ops;
 	netdev->xdp_metadata_ops = &vx3_xdp_metadata_ops;
+	netdev->xsk_tx_metadata_ops = &vx3_xsk_tx_metadata_ops;
 	netdev->watchdog_timeo = 5 * HZ;
 	netdev->min_mtu = ETH_MIN_MTU;
 	netdev->max_mtu = VX3_MAX_MTU;

@@ -183,6 +183,33 @@ static u32 vx3_tx_desc_count(const struct sk_buff *skb)
 	return n;
 }
 
+/**
+ * vx3_tx_csum_fields() - ask the device to insert an L4 checksum
+ * @start: where the checksum starts (the L4 header), from the frame's start
+ * @offset: where the checksum field is, from @start
+ * @len: the frame's length
+ * @w2: gets the checksum offset field of the descriptors
+ * @w3: gets their offload mode and checksum start
+ *
+ * The device checksums TCP and UDP only, and its fields are 10 (start)
+ * and 14 bits (offset) wide.
+ *
+ * Return: false, with @w2 and @w3 untouched, if the device cannot do it.
+ */
+bool vx3_tx_csum_fields(u32 start, u32 offset, u32 len, u32 *w2, u32 *w3)
+{
+	if (offset != offsetof(struct tcphdr, check) &&
+	    offset != offsetof(struct udphdr, check))
+		return false;
+	if (start > FIELD_MAX(VX3_TXD_HLEN) ||
+	    start + offset + sizeof(__sum16) > len)
+		return false;
+	*w2 |= FIELD_PREP(VX3_TXD_MSSCOF, start + offset);
+	*w3 |= FIELD_PREP(VX3_TXD_OM, VX3_OM_CSUM) |
+	       FIELD_PREP(VX3_TXD_HLEN, start);
+	return true;
+}
+
 /* Set up checksum or segmentation offload; returns the w3 bits of the
  * first descriptor and the MSS/checksum-offset field, or an error.
  */
@@ -216,15 +243,9 @@ static int vx3_tx_offload(struct sk_buff *skb, u32 *w2, u32 *w3)
 	if (skb->ip_summed != CHECKSUM_PARTIAL)
 		return 0;
 
-	/* The device checksums TCP and UDP only */
-	if (skb->csum_offset != offsetof(struct tcphdr, check) &&
-	    skb->csum_offset != offsetof(struct udphdr, check))
-		return skb_checksum_help(skb);
-
 	start = skb_checksum_start_offset(skb);
-	*w2 |= FIELD_PREP(VX3_TXD_MSSCOF, start + skb->csum_offset);
-	*w3 |= FIELD_PREP(VX3_TXD_OM, VX3_OM_CSUM) |
-	       FIELD_PREP(VX3_TXD_HLEN, start);
+	if (!vx3_tx_csum_fields(start, skb->csum_offset, skb->len, w2, w3))
+		return skb_checksum_help(skb);
 	return 0;
 }
 

@@ -477,14 +477,36 @@ bool vx3_xsk_run(struct vx3_rx_queue *rxq, struct bpf_prog *prog,
 	return false;
 }
 
+/* What a frame's TX metadata asks of its descriptors */
+struct vx3_xsk_tx_md {
+	u32 len;
+	u32 w2;
+	u32 w3;
+};
+
+/* XDP_TXMD_FLAGS_CHECKSUM: a request the device cannot do is ignored and
+ * the frame goes out as the socket wrote it, as with a device without
+ * the offload (the core gives no way to report it).
+ */
+static void vx3_xsk_request_csum(u16 start, u16 offset, void *arg)
+{
+	struct vx3_xsk_tx_md *md = arg;
+
+	vx3_tx_csum_fields(start, offset, md->len, &md->w2, &md->w3);
+}
+
+const struct xsk_tx_metadata_ops vx3_xsk_tx_metadata_ops = {
+	.tmo_request_checksum = vx3_xsk_request_csum,
+};
+
 /**
  * vx3_xsk_xmit() - send what the AF_XDP socket's TX ring holds
  * @rxq: the RX queue, whose XDP ring has an AF_XDP pool
  * @budget: the most frames to take (NAPI budget, not 0)
  *
  * The frames are sent from the UMEM where they are, one descriptor per
- * VX3_TXD_MAX_LEN bytes; vx3_tx_clean() reports their completions to the
- * socket.
+ * VX3_TXD_MAX_LEN bytes, with the checksum offload their TX metadata
+ * asks for; vx3_tx_clean() reports their completions to the socket.
  *
  * Return: true if @budget frames were taken and more may wait.
  */
@@ -508,13 +530,17 @@ bool vx3_xsk_xmit(struct vx3_rx_queue *rxq, int budget)
 	 */
 	descs = pool->tx_descs;
 	for (i = 0; i < n; i++) {
+		struct vx3_xsk_tx_md md = { .len = descs[i].len };
 		u32 first = tx->head, pos = first, eop;
-		dma_addr_t dma;
+		struct xdp_desc_ctx ctx;
 
-		dma = xsk_buff_raw_get_dma(pool, descs[i].addr);
-		xsk_buff_raw_dma_sync_for_device(pool, dma, descs[i].len);
-		vx3_tx_post(tx, &pos, dma, descs[i].len, VX3_TX_MAP_NONE, 0, 0,
-			    first);
+		ctx = xsk_buff_raw_get_ctx(pool, descs[i].addr,
+					   descs[i].options);
+		xsk_tx_metadata_request(pool, &ctx.meta,
+					&vx3_xsk_tx_metadata_ops, &md);
+		xsk_buff_raw_dma_sync_for_device(pool, ctx.dma, descs[i].len);
+		vx3_tx_post(tx, &pos, ctx.dma, descs[i].len, VX3_TX_MAP_NONE,
+			    md.w2, md.w3, first);
 		eop = (pos - 1) & (tx->size - 1);
 		tx->desc[eop].w[3] |= cpu_to_le32(VX3_TXD_EOP | VX3_TXD_CQ);
 		tx->buf[eop].xsk = pool;

@@ -18,6 +18,18 @@ copy_tx
     must complete, and the peer's UDP socket must receive each intact,
     but for what its own receive buffer dropped (UdpRcvbufErrors of the
     peer's namespace, which the guest cannot cause).
+copy_tx_csum, zc_tx_csum (zc: vx3)
+    AF_XDP TX metadata: 1000 datagrams whose UDP checksum field holds
+    only the pseudo-header sum. Sent without metadata, the peer's UDP
+    must drop them (UdpInCsumErrors: it checks, and they are wrong as
+    written); sent with XDP_TXMD_FLAGS_CHECKSUM (csum_start at the UDP
+    header, csum_offset 6), every one must arrive intact. In copy mode
+    the AF_XDP core makes the request a CHECKSUM_PARTIAL skb; in
+    zero-copy vx3 puts it into the TX descriptor (offload mode CSUM,
+    hlen = csum_start, msscof = csum_start + csum_offset). QEMU parses
+    the headers itself and ignores hlen and msscof, so only the mode is
+    seen here; the fields are those of the stack's checksum offload
+    (vx3_tx_csum_fields()).
 zc_rx, zc_tx (vx3)
     The same with XDP_ZEROCOPY: the kernel must report the bind as
     zero-copy (XDP_OPTIONS), the device must not run out of buffers (the
@@ -125,50 +137,88 @@ def test_copy_rx(ctx):
                f"({missed} dropped by the device for want of buffers)")
 
 
-def _rcvbuf_errors(ctx):
-    out = ctx.vm.peer_check(1, "nstat -az UdpRcvbufErrors")
+def _peer_udp(ctx, counter):
+    """A UDP counter of the peer's namespace (nstat: UdpRcvbufErrors,
+    UdpInCsumErrors)."""
+    out = ctx.vm.peer_check(1, f"nstat -az {counter}")
     for line in out.splitlines():
         f = line.split()
-        if f and f[0] == "UdpRcvbufErrors":
+        if f and f[0] == counter:
             return int(f[1])
     return 0
 
 
-def _tx_case(ctx, mode):
-    """vx3-xsk tx sends COUNT frames in mode to the peer's receiver; each
-    must complete and reach the peer intact but for what the peer's
-    receive buffer dropped. Returns vx3-xsk's result."""
+def _tx_send(ctx, mode, txmd=None, idle=8):
+    """vx3-xsk tx sends COUNT frames in mode to the peer's receiver (with
+    VX3_XSK_TXMD=txmd; the receiver stops after idle seconds without a
+    datagram). Returns vx3-xsk's result, the receiver's, and
+    how many datagrams the peer's receive buffer dropped and its UDP
+    found with a bad checksum meanwhile."""
     vm, ifn = ctx.vm, ctx.ifname(1)
     tap_mac = vm.peer_check(1, f"cat /sys/class/net/{vm.tap(1)}/address"
                             ).strip()
-    e0 = _rcvbuf_errors(ctx)
+    e0 = _peer_udp(ctx, "UdpRcvbufErrors")
+    c0 = _peer_udp(ctx, "UdpInCsumErrors")
+    env = f"VX3_XSK_TXMD={txmd} " if txmd else ""
     res = []
     recv = threading.Thread(target=lambda: res.append(vm.peer(
-        1, f"{PEER} recv {COUNT} 8", timeout=120)))
+        1, f"{PEER} recv {COUNT} {idle}", timeout=120)))
     recv.start()
     try:
         ctx.expect(wait_listen(lambda c: vm.peer(1, c), 9999, udp=True),
                    "the peer's receiver did not start")
-        out = vm.check(f"vx3-xsk tx {ifn} 0 {mode} {COUNT} 1000 {tap_mac} "
-                       f"{vm.guest_ip4(1)} {vm.peer_ip4(1)}", timeout=120)
+        out = vm.check(f"{env}vx3-xsk tx {ifn} 0 {mode} {COUNT} 1000 "
+                       f"{tap_mac} {vm.guest_ip4(1)} {vm.peer_ip4(1)}",
+                       timeout=120)
     finally:
         recv.join()
     sent = _result(out)
     got = _result(res[0][1])
-    dropped = _rcvbuf_errors(ctx) - e0
-    diag(f"{ctx.driver}: {mode} TX: {sent}; peer received {got}, its "
-         f"receive buffer dropped {dropped}")
+    dropped = _peer_udp(ctx, "UdpRcvbufErrors") - e0
+    bad_csum = _peer_udp(ctx, "UdpInCsumErrors") - c0
+    diag(f"{ctx.driver}: {mode} TX{' ' + txmd if txmd else ''}: {sent}; "
+         f"peer received {got}, its receive buffer dropped {dropped}, "
+         f"bad checksums {bad_csum}")
     ctx.expect(sent["sent"] == COUNT and sent["completed"] == COUNT,
                f"not every frame was sent and completed: {sent}")
+    return sent, got, dropped, bad_csum
+
+
+def _tx_case(ctx, mode, txmd=None):
+    """Each frame of _tx_send() must complete and reach the peer intact
+    but for what the peer's receive buffer dropped. Returns vx3-xsk's
+    result."""
+    sent, got, dropped, bad_csum = _tx_send(ctx, mode, txmd)
     ctx.expect(got["bad"] == 0, f"{got['bad']} corrupt payloads at the peer")
+    ctx.expect(bad_csum == 0, f"{bad_csum} datagrams with a bad UDP "
+                              f"checksum at the peer")
     ctx.expect(got["received"] + dropped >= COUNT,
                f"the peer received {got['received']} of {COUNT} ({dropped} "
                f"dropped by its receive buffer)")
     return sent
 
 
+def _tx_csum_case(ctx, mode):
+    """TX metadata: frames whose UDP checksum field holds only the
+    pseudo-header sum. Without metadata the peer's UDP must drop them
+    (UdpInCsumErrors: the peer checks, and the frames are wrong as
+    written); with XDP_TXMD_FLAGS_CHECKSUM (csum_start at the UDP header,
+    csum_offset 6) every one must arrive intact: the driver asked the
+    device to finish the checksum."""
+    _, got, _, bad_csum = _tx_send(ctx, mode, "pseudo", idle=3)
+    ctx.expect(got["received"] == 0 and bad_csum >= COUNT * 9 // 10,
+               f"without the checksum request the peer received "
+               f"{got['received']} and counted {bad_csum} bad checksums of "
+               f"{COUNT}: it does not check, or the frames are not wrong")
+    return _tx_case(ctx, mode, "csum")
+
+
 def test_copy_tx(ctx):
     _tx_case(ctx, "copy")
+
+
+def test_copy_tx_csum(ctx):
+    _tx_csum_case(ctx, "copy")
 
 
 def _start_rx(ctx, mode, count, idle_ms, extra="", prog="xdp_xsk"):
@@ -262,6 +312,12 @@ def test_zc_tx(ctx):
     # The stack may send the odd neighbour solicitation meanwhile
     ctx.expect(COUNT <= comp <= COUNT + 10,
                f"the device completed {comp} packets for {COUNT} frames")
+
+
+@vx3_only
+def test_zc_tx_csum(ctx):
+    sent = _tx_csum_case(ctx, "zc")
+    ctx.expect(sent["zc"] == 1, f"the bind is not zero-copy: {sent}")
 
 
 def _verdict_case(ctx, prog, stat, reflect):

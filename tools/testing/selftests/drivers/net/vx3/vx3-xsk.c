@@ -22,7 +22,13 @@
  *
  * tx: sends COUNT UDP datagrams of SIZE payload bytes from port 9998 to
  * DST_IP:9999 (Ethernet to DST_MAC) through the socket's TX ring, with
- * xdppeer.py's payloads, and waits for every completion.
+ * xdppeer.py's payloads, and waits for every completion. The UDP checksum
+ * is 0 (none), unless VX3_XSK_TXMD in the environment says:
+ *   csum    the UMEM has TX metadata, every frame asks for checksum
+ *           offload (XDP_TXMD_FLAGS_CHECKSUM, csum_start at the UDP
+ *           header, csum_offset 6) and its checksum field holds the
+ *           pseudo-header sum, as the offload wants it
+ *   pseudo  the same frames without metadata: their checksum is wrong
  *
  * Both end with one line of JSON (rx: received, bad, dup; tx: sent,
  * completed; both: zc, 1 if the kernel reports the bind as zero-copy)
@@ -35,6 +41,7 @@
 #include <netinet/ip.h>
 #include <netinet/udp.h>
 #include <poll.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +60,17 @@
 
 #ifndef SOL_XDP
 #define SOL_XDP 283
+#endif
+
+/* AF_XDP TX metadata (Linux 6.8 and later; Debian 12's headers are 6.1) */
+#ifndef XDP_UMEM_TX_METADATA_LEN
+#define XDP_UMEM_TX_METADATA_LEN	(1 << 2)
+#endif
+#ifndef XDP_TX_METADATA
+#define XDP_TX_METADATA			(1 << 1)
+#endif
+#ifndef XDP_TXMD_FLAGS_CHECKSUM
+#define XDP_TXMD_FLAGS_CHECKSUM		(1 << 1)
 #endif
 
 #define OBJ		"/usr/lib/vx3/vx3_xdp.bpf.o"
@@ -75,7 +93,28 @@ struct xsk {
 	int fd;
 	unsigned char *umem;
 	struct ring rx, tx, fill, comp;
+	__u32 txmd_len;		/* TX metadata before each TX frame */
 };
+
+/* struct xdp_umem_reg with tx_metadata_len, struct xsk_tx_metadata */
+struct umem_reg {
+	__u64 addr;
+	__u64 len;
+	__u32 chunk_size;
+	__u32 headroom;
+	__u32 flags;
+	__u32 tx_metadata_len;
+};
+
+struct tx_md {
+	__u64 flags;
+	__u16 csum_start;
+	__u16 csum_offset;
+	__u32 pad;
+	__u64 launch_time;
+};
+
+enum txmd { TXMD_NONE, TXMD_CSUM, TXMD_PSEUDO };
 
 static void die(const char *what)
 {
@@ -112,7 +151,7 @@ static void map_ring(int fd, struct ring *r, const struct xdp_ring_offset *o,
 static void xsk_open(struct xsk *x, unsigned int ifindex, __u32 queue,
 		     __u16 bind_flags)
 {
-	struct xdp_umem_reg reg = {};
+	struct umem_reg reg = {};
 	struct xdp_mmap_offsets off;
 	struct sockaddr_xdp sxdp = {};
 	socklen_t len = sizeof(off);
@@ -128,6 +167,10 @@ static void xsk_open(struct xsk *x, unsigned int ifindex, __u32 queue,
 	reg.addr = (__u64)(uintptr_t)x->umem;
 	reg.len = (__u64)NFRAMES * FRAME;
 	reg.chunk_size = FRAME;
+	if (x->txmd_len) {
+		reg.flags = XDP_UMEM_TX_METADATA_LEN;
+		reg.tx_metadata_len = x->txmd_len;
+	}
 	if (setsockopt(x->fd, SOL_XDP, XDP_UMEM_REG, &reg, sizeof(reg)))
 		die("XDP_UMEM_REG");
 	if (setsockopt(x->fd, SOL_XDP, XDP_UMEM_FILL_RING, &n, sizeof(n)) ||
@@ -281,6 +324,13 @@ static int do_rx(struct xsk *x, unsigned int ifindex, __u32 queue,
 	return 0;
 }
 
+static __u16 csum_fold(__u32 sum)
+{
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return sum;
+}
+
 static __u16 ip_csum(const void *hdr, size_t len)
 {
 	const __u16 *p = hdr;
@@ -288,14 +338,24 @@ static __u16 ip_csum(const void *hdr, size_t len)
 
 	for (; len > 1; len -= 2)
 		sum += *p++;
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return ~sum;
+	return ~csum_fold(sum);
+}
+
+/* The UDP pseudo-header sum, folded, not inverted: what a checksum field
+ * holds for the device to finish (CHECKSUM_PARTIAL)
+ */
+static __u16 udp_pseudo(in_addr_t saddr, in_addr_t daddr, __u16 ulen)
+{
+	__u32 sum = (saddr & 0xffff) + (saddr >> 16) + (daddr & 0xffff) +
+		    (daddr >> 16) + htons(IPPROTO_UDP) + htons(ulen);
+
+	return csum_fold(sum);
 }
 
 static __u32 build_frame(unsigned char *f, const unsigned char *dst,
 			 const unsigned char *src, in_addr_t saddr,
-			 in_addr_t daddr, __u32 seq, __u32 size)
+			 in_addr_t daddr, __u32 seq, __u32 size,
+			 enum txmd txmd)
 {
 	struct iphdr *ip = (void *)(f + ETH_HLEN);
 	struct udphdr *uh = (void *)(ip + 1);
@@ -318,7 +378,16 @@ static __u32 build_frame(unsigned char *f, const unsigned char *dst,
 	uh->source = htons(SPORT);
 	uh->dest = htons(DPORT);
 	uh->len = htons(sizeof(*uh) + size);
-	uh->check = 0;
+	uh->check = txmd == TXMD_NONE ? 0 :
+		    udp_pseudo(saddr, daddr, sizeof(*uh) + size);
+	if (txmd == TXMD_CSUM) {
+		struct tx_md *md = (void *)(f - sizeof(*md));
+
+		memset(md, 0, sizeof(*md));
+		md->flags = XDP_TXMD_FLAGS_CHECKSUM;
+		md->csum_start = ETH_HLEN + sizeof(*ip);
+		md->csum_offset = offsetof(struct udphdr, check);
+	}
 	p[0] = seq >> 24;
 	p[1] = seq >> 16;
 	p[2] = seq >> 8;
@@ -341,7 +410,8 @@ static void if_mac(const char *ifname, unsigned char *mac)
 }
 
 static int do_tx(struct xsk *x, const char *ifname, __u64 count, __u32 size,
-		 const char *dmac, const char *sip, const char *dip)
+		 const char *dmac, const char *sip, const char *dip,
+		 enum txmd txmd)
 {
 	unsigned char dst[ETH_ALEN], src[ETH_ALEN];
 	__u64 sent = 0, done = 0, free_n = NFRAMES;
@@ -351,7 +421,7 @@ static int do_tx(struct xsk *x, const char *ifname, __u64 count, __u32 size,
 
 	if (sscanf(dmac, "%hhx:%hhx:%hhx:%hhx:%hhx:%hhx", &dst[0], &dst[1],
 		   &dst[2], &dst[3], &dst[4], &dst[5]) != 6 ||
-	    size < 4 || HDRS + size > FRAME) {
+	    size < 4 || x->txmd_len + HDRS + size > FRAME) {
 		fprintf(stderr, "vx3-xsk: bad MAC or size\n");
 		return 2;
 	}
@@ -359,8 +429,9 @@ static int do_tx(struct xsk *x, const char *ifname, __u64 count, __u32 size,
 	free_frames = malloc(NFRAMES * sizeof(*free_frames));
 	if (!free_frames)
 		die("malloc");
+	/* A frame starts after its metadata */
 	for (i = 0; i < NFRAMES; i++)
-		free_frames[i] = (__u64)i * FRAME;
+		free_frames[i] = (__u64)i * FRAME + x->txmd_len;
 
 	last = now_ms();
 	while (done < count && now_ms() - last < 5000) {
@@ -382,7 +453,8 @@ static int do_tx(struct xsk *x, const char *ifname, __u64 count, __u32 size,
 			d->addr = free_frames[--free_n];
 			d->len = build_frame(x->umem + d->addr, dst, src,
 					     inet_addr(sip), inet_addr(dip),
-					     sent, size);
+					     sent, size, txmd);
+			d->options = txmd == TXMD_CSUM ? XDP_TX_METADATA : 0;
 		}
 		store_rel(x->tx.prod, tprod);
 		if (*x->tx.flags & XDP_RING_NEED_WAKEUP &&
@@ -403,10 +475,12 @@ static const char usage[] =
 
 int main(int argc, char **argv)
 {
+	const char *md = getenv("VX3_XSK_TXMD");
 	__u32 xdp_flags = XDP_FLAGS_DRV_MODE;
+	enum txmd txmd = TXMD_NONE;
+	struct xsk x = {};
 	unsigned int ifindex;
 	__u16 bind_flags;
-	struct xsk x;
 	__u32 queue;
 
 	if (argc < 7 || (strcmp(argv[1], "rx") && strcmp(argv[1], "tx")) ||
@@ -430,6 +504,15 @@ int main(int argc, char **argv)
 		fprintf(stderr, "vx3-xsk: mode is copy, zc or skb\n");
 		return 2;
 	}
+	if (md && !strcmp(md, "csum")) {
+		txmd = TXMD_CSUM;
+		x.txmd_len = sizeof(struct tx_md);
+	} else if (md && !strcmp(md, "pseudo")) {
+		txmd = TXMD_PSEUDO;
+	} else if (md) {
+		fprintf(stderr, "vx3-xsk: VX3_XSK_TXMD is csum or pseudo\n");
+		return 2;
+	}
 	xsk_open(&x, ifindex, queue, bind_flags);
 	if (!strcmp(argv[1], "rx"))
 		return do_rx(&x, ifindex, queue, xdp_flags,
@@ -437,5 +520,5 @@ int main(int argc, char **argv)
 			     argc == 9 ? strtoul(argv[7], NULL, 0) : NDESC,
 			     argc == 9 ? atoi(argv[8]) : 0);
 	return do_tx(&x, argv[2], strtoull(argv[5], NULL, 0),
-		     strtoul(argv[6], NULL, 0), argv[7], argv[8], argv[9]);
+		     strtoul(argv[6], NULL, 0), argv[7], argv[8], argv[9], txmd);
 }
