@@ -259,7 +259,7 @@ fi
 # stock lane); a failure shows in that test, not here.
 if [ $# -eq 0 ]; then
 	{ /usr/bin/python3 tools/testing/selftests/drivers/net/vx3/test_upstream.py
-	  tools/testing/selftests/drivers/net/vx3/upstream-xdp-features.sh
+	  tools/testing/selftests/drivers/net/vx3/upstream-bpf-tool.sh xdp_features
 	} >build/upstream-prepare.log 2>&1
 fi
 phase "build, static checks and series done"

@@ -309,7 +309,9 @@ def run_file(tap, args, name, mod, cases, driver, variant, initrd, kern,
         driver = "vmxnet3"
     if kern.name != "stock":
         prefix = f"{kern.name}.{prefix}"
-    case_timeout = int(args.case_timeout * kern.scale)
+    # A file whose cases take longer names its own (CASE_TIMEOUT)
+    case_timeout = int(max(args.case_timeout,
+                           getattr(mod, "CASE_TIMEOUT", 0)) * kern.scale)
     allowed = getattr(mod, "DRIVERS", DRIVERS)
     skip = None
     if driver not in allowed:

@@ -58,10 +58,11 @@ subcase failed only with late packets (see CSUM_LATE_RE), the case
 skips, naming the subcases that did pass; any other failure fails it.
 
 test_xdp_features runs the bpf selftests' xdp_features (beside
-drivers/net/xdp.py: it checks the advertised xdp-features), built by upstream-xdp-features.sh from the
-same tarball: per XDP feature a DUT instance on NETIF and a tester
-instance on NIC 2 in vx3rem, as test_xdp_features.sh pairs them on a
-veth; see the case's docstring for the verdicts and the start-up timing.
+drivers/net/xdp.py: it checks the advertised xdp-features), built by
+upstream-bpf-tool.sh from the same tarball: per XDP feature a DUT
+instance on NETIF and a tester instance on NIC 2 in vx3rem, as
+test_xdp_features.sh pairs them on a veth; see the case's docstring
+for the verdicts and the start-up timing.
 """
 
 import glob
@@ -74,7 +75,7 @@ import subprocess
 import tempfile
 
 from lib.test import Skip
-from lib.vm import HOST_ROOT_TAG
+from lib.vm import mount_host_root_script
 
 NICS = 2
 HOST_ROOT = True
@@ -196,8 +197,9 @@ def host_setup(host):
                            "set VX3_CACHE to a directory elsewhere")
     host.state["ksft"] = _selftests_dir()
     # test_xdp_features: the bpf selftests' xdp_features, built once
-    # (upstream-xdp-features.sh); a failed build fails that case only.
-    r = subprocess.run([XDPF_SH], capture_output=True, text=True)
+    # (upstream-bpf-tool.sh); a failed build fails that case only.
+    r = subprocess.run([XDPF_SH, "xdp_features"], capture_output=True,
+                       text=True)
     if r.returncode == 0 and r.stdout.strip():
         host.state["xdpf"] = r.stdout.strip().splitlines()[-1]
     else:
@@ -228,16 +230,10 @@ def setup(ctx):
     # and the kernel's request_module() finds no aliases ("rtnl-link-
     # macsec", "sch_clsact") in the initramfs: what the scripts need is
     # loaded here, from the initramfs (mkinitramfs.sh).
-    vm.check("modprobe 9pnet_virtio 2>/dev/null; modprobe 9p 2>/dev/null; "
-             f"for m in {' '.join(GUEST_MODS)}; do modprobe $m "
+    vm.check(f"for m in {' '.join(GUEST_MODS)}; do modprobe $m "
              "2>/dev/null; done; mount | grep -q configfs || "
              "mount -t configfs configfs /sys/kernel/config; "
-             f"mkdir -p {GUEST_ROOT} && mount -t 9p -o trans=virtio,"
-             f"version=9p2000.L,ro,cache=loose,msize=262144 "
-             f"{HOST_ROOT_TAG} {GUEST_ROOT} && "
-             f"for d in proc sys dev run tmp; do "
-             f"mount -o rbind /$d {GUEST_ROOT}/$d || exit 1; done",
-             timeout=120)
+             + mount_host_root_script(GUEST_ROOT), timeout=120)
     ctx.state["mounted"] = True
     l4, r4 = vm.guest_ip4(1), vm.peer_ip4(1)
     l6, r6 = vm.guest_ip6(1), vm.peer_ip6(1)
@@ -845,7 +841,7 @@ for _s, _w in PLAIN:
 # tools/testing/selftests/bpf/xdp_features (test_xdp_features.sh): one
 # DUT/tester run per feature, in that script's order and with its address
 # families (IPv6, or IPv4-mapped IPv6: the tool's sockets are AF_INET6).
-XDPF_SH = os.path.join(HERE, "upstream-xdp-features.sh")
+XDPF_SH = os.path.join(HERE, "upstream-bpf-tool.sh")
 XDPF_FEATURES = (("XDP_PASS", 6), ("XDP_DROP", 4), ("XDP_ABORTED", 6),
                  ("XDP_TX", 4), ("XDP_REDIRECT", 6), ("XDP_NDO_XMIT", 4))
 # The netdev netlink xdp-features flag each feature is checked against
@@ -1001,7 +997,7 @@ def test_xdp_features(ctx):
     """tools/testing/selftests/bpf/xdp_features (the bpf selftests' check
     that a NIC's advertised XDP features work, which drivers/net/xdp.py
     does not check), built from the 7.3 sources by
-    upstream-xdp-features.sh. Per feature, as test_xdp_features.sh runs
+    upstream-bpf-tool.sh. Per feature, as test_xdp_features.sh runs
     it: the DUT instance on NETIF, the tester instance on NIC 2 in
     REMOTE_NS (both the driver under test). The tester asks the DUT for
     NETIF's xdp-features, attaches its own XDP program (which counts the

@@ -102,6 +102,19 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__),
                                     "../../../../../../.."))
 RUN_DIR = "/run/vx3"		# run id -> owner pid, for reaping dead runs
 HOST_ROOT_TAG = "hostroot"	# virtio-9p mount tag of VM(host_root=True)
+
+
+def mount_host_root_script(where):
+    """A guest shell script that mounts the host's / (VM(host_root=True))
+    read-only at where, with the guest's /proc, /sys, /dev and a writable
+    /run and /tmp bound over the host's: a chroot there runs the host's
+    programs on the guest's kernel."""
+    return ("modprobe 9pnet_virtio 2>/dev/null; modprobe 9p 2>/dev/null; "
+            f"mkdir -p {where} && mount -t 9p -o trans=virtio,"
+            f"version=9p2000.L,ro,cache=loose,msize=262144 "
+            f"{HOST_ROOT_TAG} {where} && "
+            f"for d in proc sys dev run tmp; do "
+            f"mount -o rbind /$d {where}/$d || exit 1; done")
 # A booting guest that prints nothing for this long has hung: a whole
 # debug-kernel boot takes about 40 s of TCG, its longest silence a few.
 BOOT_STALL_S = 240
