@@ -181,6 +181,11 @@ def setup(ctx):
     dev.start_trace()
     ctx.state["dev"] = dev
     setup_nic(ctx)
+    # The sender binds its source ports; keep the peer's own connections
+    # (iperf's streams) from taking them as ephemeral ports: one left in
+    # TIME_WAIT made a bind fail with EADDRINUSE (make check, 2026-12-06)
+    vm.peer_check(1, f"sysctl -qw net.ipv4.ip_local_reserved_ports="
+                     f"{SPORT}-{SPORT + NPORTS - 1}")
     ifn = ctx.ifname(1)
     rc, out = vm.run(f"ethtool -x {ifn} 2>&1")
     if rc != 0:
