@@ -42,9 +42,10 @@ cd "$ROOT" || exit 1
 # starved fill ring, refused binds and sockets killed under traffic) run
 # on the stock kernel; the debug kernel runs xsk.zc_resize (the queues
 # replaced with a pool bound: its DMA mappings kept, the old buffers
-# returned), 50 s. xsk.zc_churn passes there too but takes 2 minutes
-# (sockets killed under traffic, rmmod with a socket open), over the
-# budget; make vmtest VMTEST_ARGS="--kernel debug -t xsk" runs it.
+# returned), about a minute in make check. xsk.zc_churn passes there
+# too but takes 2 minutes (sockets killed under traffic, rmmod with a
+# socket open), over the budget:
+#   make vmtest VMTEST_ARGS="--kernel debug -t xsk"
 # RSS over the RX queues (rss) runs on the stock kernel on the rig's QEMU,
 # whose vmxnet3 model does RSS (scripts/qemu/patches/0002).
 # Suspend to RAM and resume (pm.s3_resume) runs on the stock kernel, on
