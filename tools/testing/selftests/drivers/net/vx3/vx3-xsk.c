@@ -30,9 +30,26 @@
  *           pseudo-header sum, as the offload wants it
  *   pseudo  the same frames without metadata: their checksum is wrong
  *
- * Both end with one line of JSON (rx: received, bad, dup; tx: sent,
- * completed; both: zc, 1 if the kernel reports the bind as zero-copy)
- * and exit 0 unless a system call failed.
+ * bench: the AF_XDP cells of bench/bench.py, for SECONDS or until SIGINT:
+ *   rxdrop  xdp_xsk_all sends every frame of QUEUE to the socket, which
+ *           gives it straight back to the fill ring
+ *   l2fwd   the same, and each frame goes back out of the TX ring with its
+ *           MAC addresses swapped; completed frames return to the fill ring
+ *   txonly  UDP frames of SIZE bytes (SIZE + 4 on the wire, SIZE at least
+ *           60) from SRC_IP to DST_IP, to DST_MAC, as fast as the TX ring
+ *           takes them
+ * The bench socket has rings of 4096 descriptors and 8192 UMEM frames,
+ * 4096 of them on the fill ring: more than vx3's RX ring 0 posts (2048),
+ * so that frames on their way back through the socket do not leave the
+ * ring short. The socket waits in poll() whenever it has nothing to do.
+ * With VX3_XSK_CNT naming a pinned vx3_cnt (bench.py's), the program counts
+ * into that map and the socket keeps the frames it handled (received and
+ * freed, forwarded and completed, sent and completed) in its key CNT_XSK.
+ *
+ * All end with one line of JSON (rx: received, bad, dup; tx: sent,
+ * completed; bench: done, the socket's XDP_STATISTICS; all: zc, 1 if the
+ * kernel reports the bind as zero-copy) and exit 0 unless a system call
+ * failed.
  */
 
 #include <arpa/inet.h>
@@ -41,6 +58,7 @@
 #include <netinet/ip.h>
 #include <netinet/udp.h>
 #include <poll.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -76,10 +94,11 @@
 #define OBJ		"/usr/lib/vx3/vx3_xdp.bpf.o"
 #define SPORT		9998
 #define DPORT		9999
-#define NFRAMES		4096
+#define NFRAMES		4096	/* UMEM frames (bench: twice as many) */
 #define FRAME		4096
-#define NDESC		2048
+#define NDESC		2048	/* descriptors per ring (bench: twice) */
 #define HDRS		(ETH_HLEN + sizeof(struct iphdr) + sizeof(struct udphdr))
+#define CNT_XSK		3	/* vx3_xdp.bpf.c's vx3_cnt key of the socket */
 
 struct ring {
 	__u32 *prod;
@@ -94,6 +113,8 @@ struct xsk {
 	unsigned char *umem;
 	struct ring rx, tx, fill, comp;
 	__u32 txmd_len;		/* TX metadata before each TX frame */
+	__u32 ndesc;		/* descriptors per ring */
+	__u32 nframes;		/* UMEM frames */
 };
 
 /* struct xdp_umem_reg with tx_metadata_len, struct xsk_tx_metadata */
@@ -133,9 +154,9 @@ static void store_rel(__u32 *p, __u32 v)
 }
 
 static void map_ring(int fd, struct ring *r, const struct xdp_ring_offset *o,
-		     size_t desc_size, off_t pgoff)
+		     size_t desc_size, off_t pgoff, __u32 n)
 {
-	void *m = mmap(NULL, o->desc + NDESC * desc_size,
+	void *m = mmap(NULL, o->desc + n * desc_size,
 		       PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
 		       fd, pgoff);
 
@@ -145,7 +166,7 @@ static void map_ring(int fd, struct ring *r, const struct xdp_ring_offset *o,
 	r->cons = m + o->consumer;
 	r->flags = m + o->flags;
 	r->desc = m + o->desc;
-	r->mask = NDESC - 1;
+	r->mask = n - 1;
 }
 
 static void xsk_open(struct xsk *x, unsigned int ifindex, __u32 queue,
@@ -155,9 +176,9 @@ static void xsk_open(struct xsk *x, unsigned int ifindex, __u32 queue,
 	struct xdp_mmap_offsets off;
 	struct sockaddr_xdp sxdp = {};
 	socklen_t len = sizeof(off);
-	int n = NDESC;
+	int n = x->ndesc;
 
-	x->umem = mmap(NULL, (size_t)NFRAMES * FRAME, PROT_READ | PROT_WRITE,
+	x->umem = mmap(NULL, (size_t)x->nframes * FRAME, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 	if (x->umem == MAP_FAILED)
 		die("mmap umem");
@@ -165,7 +186,7 @@ static void xsk_open(struct xsk *x, unsigned int ifindex, __u32 queue,
 	if (x->fd < 0)
 		die("socket(AF_XDP)");
 	reg.addr = (__u64)(uintptr_t)x->umem;
-	reg.len = (__u64)NFRAMES * FRAME;
+	reg.len = (__u64)x->nframes * FRAME;
 	reg.chunk_size = FRAME;
 	if (x->txmd_len) {
 		reg.flags = XDP_UMEM_TX_METADATA_LEN;
@@ -182,13 +203,13 @@ static void xsk_open(struct xsk *x, unsigned int ifindex, __u32 queue,
 	if (getsockopt(x->fd, SOL_XDP, XDP_MMAP_OFFSETS, &off, &len))
 		die("XDP_MMAP_OFFSETS");
 	map_ring(x->fd, &x->rx, &off.rx, sizeof(struct xdp_desc),
-		 XDP_PGOFF_RX_RING);
+		 XDP_PGOFF_RX_RING, n);
 	map_ring(x->fd, &x->tx, &off.tx, sizeof(struct xdp_desc),
-		 XDP_PGOFF_TX_RING);
+		 XDP_PGOFF_TX_RING, n);
 	map_ring(x->fd, &x->fill, &off.fr, sizeof(__u64),
-		 XDP_UMEM_PGOFF_FILL_RING);
+		 XDP_UMEM_PGOFF_FILL_RING, n);
 	map_ring(x->fd, &x->comp, &off.cr, sizeof(__u64),
-		 XDP_UMEM_PGOFF_COMPLETION_RING);
+		 XDP_UMEM_PGOFF_COMPLETION_RING, n);
 	sxdp.sxdp_family = AF_XDP;
 	sxdp.sxdp_ifindex = ifindex;
 	sxdp.sxdp_queue_id = queue;
@@ -256,13 +277,13 @@ static int do_rx(struct xsk *x, unsigned int ifindex, __u32 queue,
 		die("XDP attach");
 
 	/* Half the UMEM on the fill ring at most, the rest never used */
-	if (fill > NDESC)
-		fill = NDESC;
+	if (fill > x->ndesc)
+		fill = x->ndesc;
 	for (i = 0; i < fill; i++)
 		((__u64 *)x->fill.desc)[i] = (__u64)i * FRAME;
 	store_rel(x->fill.prod, fill);
 	seen = calloc(count + 1, 1);
-	held = calloc(NDESC, sizeof(*held));
+	held = calloc(x->ndesc, sizeof(*held));
 	if (!seen || !held)
 		die("calloc");
 	printf("ready\n");
@@ -414,7 +435,7 @@ static int do_tx(struct xsk *x, const char *ifname, __u64 count, __u32 size,
 		 enum txmd txmd)
 {
 	unsigned char dst[ETH_ALEN], src[ETH_ALEN];
-	__u64 sent = 0, done = 0, free_n = NFRAMES;
+	__u64 sent = 0, done = 0, free_n = x->nframes;
 	__u64 *free_frames;
 	long long last;
 	__u32 i;
@@ -426,18 +447,18 @@ static int do_tx(struct xsk *x, const char *ifname, __u64 count, __u32 size,
 		return 2;
 	}
 	if_mac(ifname, src);
-	free_frames = malloc(NFRAMES * sizeof(*free_frames));
+	free_frames = malloc(x->nframes * sizeof(*free_frames));
 	if (!free_frames)
 		die("malloc");
 	/* A frame starts after its metadata */
-	for (i = 0; i < NFRAMES; i++)
+	for (i = 0; i < x->nframes; i++)
 		free_frames[i] = (__u64)i * FRAME + x->txmd_len;
 
 	last = now_ms();
 	while (done < count && now_ms() - last < 5000) {
 		__u32 cprod = load_acq(x->comp.prod), ccons = *x->comp.cons;
 		__u32 tprod = *x->tx.prod;
-		__u32 room = NDESC - (tprod - load_acq(x->tx.cons));
+		__u32 room = x->ndesc - (tprod - load_acq(x->tx.cons));
 
 		for (; ccons != cprod; ccons++, done++)
 			free_frames[free_n++] =
@@ -469,9 +490,261 @@ static int do_tx(struct xsk *x, const char *ifname, __u64 count, __u32 size,
 	return 0;
 }
 
+enum bench_act { BENCH_RXDROP, BENCH_L2FWD, BENCH_TXONLY };
+
+static volatile sig_atomic_t stop;
+
+static void on_sigint(int sig)
+{
+	stop = 1;
+}
+
+struct bench {
+	struct xsk *x;
+	enum bench_act act;
+	int cnt;		/* pinned vx3_cnt, or -1 */
+	__u64 base;		/* its CNT_XSK at the start */
+	__u64 done;
+	__u64 *free_frames;	/* txonly: frames not on the TX ring */
+	__u64 free_n;
+	__u32 len;		/* txonly: frame length */
+};
+
+static void bench_publish(struct bench *b)
+{
+	__u32 key = CNT_XSK;
+	__u64 v = b->base + b->done;
+
+	if (b->cnt >= 0 && bpf_map_update_elem(b->cnt, &key, &v, 0))
+		die("vx3_cnt update");
+}
+
+static void kick_tx(struct xsk *x)
+{
+	if (*x->tx.flags & XDP_RING_NEED_WAKEUP &&
+	    sendto(x->fd, NULL, 0, MSG_DONTWAIT, NULL, 0) < 0 &&
+	    errno != EAGAIN && errno != EBUSY && errno != ENOBUFS &&
+	    errno != ENETDOWN)
+		die("sendto");
+}
+
+/* Completed TX frames: back to the fill ring (l2fwd) or the free list */
+static __u32 bench_complete(struct bench *b)
+{
+	struct xsk *x = b->x;
+	__u32 cprod = load_acq(x->comp.prod), ccons = *x->comp.cons;
+	__u32 fprod = *x->fill.prod, n = cprod - ccons;
+
+	for (; ccons != cprod; ccons++) {
+		__u64 addr = ((__u64 *)x->comp.desc)[ccons & x->comp.mask];
+
+		if (b->act == BENCH_TXONLY)
+			b->free_frames[b->free_n++] = addr;
+		else
+			((__u64 *)x->fill.desc)[fprod++ & x->fill.mask] =
+				addr & ~(__u64)(FRAME - 1);
+	}
+	if (!n)
+		return 0;
+	store_rel(x->comp.cons, ccons);
+	store_rel(x->fill.prod, fprod);
+	b->done += n;
+	return n;
+}
+
+/* Received frames: freed (rxdrop) or forwarded (l2fwd) */
+static __u32 bench_receive(struct bench *b)
+{
+	struct xsk *x = b->x;
+	__u32 cons = *x->rx.cons, prod = load_acq(x->rx.prod);
+	__u32 fprod = *x->fill.prod, tprod = *x->tx.prod;
+	__u32 room = x->ndesc - (tprod - load_acq(x->tx.cons));
+	__u32 n = prod - cons;
+
+	for (; cons != prod; cons++) {
+		struct xdp_desc *d = (struct xdp_desc *)x->rx.desc +
+				     (cons & x->rx.mask);
+		unsigned char *f = x->umem + d->addr, mac[ETH_ALEN];
+		struct xdp_desc *t;
+
+		if (b->act == BENCH_RXDROP || !room || d->len < ETH_HLEN) {
+			((__u64 *)x->fill.desc)[fprod++ & x->fill.mask] =
+				d->addr & ~(__u64)(FRAME - 1);
+			continue;
+		}
+		memcpy(mac, f, ETH_ALEN);
+		memcpy(f, f + ETH_ALEN, ETH_ALEN);
+		memcpy(f + ETH_ALEN, mac, ETH_ALEN);
+		t = (struct xdp_desc *)x->tx.desc + (tprod++ & x->tx.mask);
+		*t = *d;
+		room--;
+	}
+	if (!n)
+		return 0;
+	store_rel(x->rx.cons, cons);
+	store_rel(x->fill.prod, fprod);
+	if (b->act == BENCH_RXDROP) {
+		b->done += n;
+		return n;
+	}
+	store_rel(x->tx.prod, tprod);
+	kick_tx(x);
+	return n;
+}
+
+/* txonly: every free frame onto the TX ring */
+static __u32 bench_send(struct bench *b)
+{
+	struct xsk *x = b->x;
+	__u32 tprod = *x->tx.prod, n = 0;
+	__u32 room = x->ndesc - (tprod - load_acq(x->tx.cons));
+
+	for (; b->free_n && room; room--, n++) {
+		struct xdp_desc *d = (struct xdp_desc *)x->tx.desc +
+				     (tprod++ & x->tx.mask);
+
+		d->addr = b->free_frames[--b->free_n];
+		d->len = b->len;
+		d->options = 0;
+	}
+	if (n)
+		store_rel(x->tx.prod, tprod);
+	kick_tx(x);
+	return n;
+}
+
+static void print_stats(struct bench *b, const char *act)
+{
+	struct xdp_statistics st = {};
+	socklen_t len = sizeof(st);
+
+	if (getsockopt(b->x->fd, SOL_XDP, XDP_STATISTICS, &st, &len))
+		die("XDP_STATISTICS");
+	printf("{\"act\": \"%s\"", act);
+	printf(", \"done\": %llu", (unsigned long long)b->done);
+	printf(", \"rx_dropped\": %llu", (unsigned long long)st.rx_dropped);
+	printf(", \"rx_invalid_descs\": %llu",
+	       (unsigned long long)st.rx_invalid_descs);
+	printf(", \"tx_invalid_descs\": %llu",
+	       (unsigned long long)st.tx_invalid_descs);
+	printf(", \"rx_ring_full\": %llu", (unsigned long long)st.rx_ring_full);
+	printf(", \"rx_fill_ring_empty_descs\": %llu",
+	       (unsigned long long)st.rx_fill_ring_empty_descs);
+	printf(", \"tx_ring_empty_descs\": %llu",
+	       (unsigned long long)st.tx_ring_empty_descs);
+	printf(", \"zc\": %d}\n", is_zc(b->x));
+}
+
+static int do_bench(struct xsk *x, const char *ifname, unsigned int ifindex,
+		    __u32 queue, __u32 xdp_flags, const char *act, int secs,
+		    char **addrs)
+{
+	const char *cnt_path = getenv("VX3_XSK_CNT");
+	struct bench b = { .x = x, .cnt = -1 };
+	struct bpf_object *obj = NULL;
+	long long end, publish = 0;
+	__u32 key = CNT_XSK, i;
+
+	if (!strcmp(act, "rxdrop"))
+		b.act = BENCH_RXDROP;
+	else if (!strcmp(act, "l2fwd"))
+		b.act = BENCH_L2FWD;
+	else if (!strcmp(act, "txonly") && addrs)
+		b.act = BENCH_TXONLY;
+	else
+		return 2;
+	if (cnt_path) {
+		b.cnt = bpf_obj_get(cnt_path);
+		if (b.cnt < 0 || bpf_map_lookup_elem(b.cnt, &key, &b.base))
+			die(cnt_path);
+	}
+	signal(SIGINT, on_sigint);
+	signal(SIGTERM, on_sigint);
+
+	if (b.act == BENCH_TXONLY) {
+		unsigned char dst[ETH_ALEN], src[ETH_ALEN];
+
+		b.len = strtoul(addrs[0], NULL, 0);
+		if (b.len < HDRS + 18 || b.len > FRAME ||
+		    sscanf(addrs[1], "%hhx:%hhx:%hhx:%hhx:%hhx:%hhx", &dst[0],
+			   &dst[1], &dst[2], &dst[3], &dst[4], &dst[5]) != 6)
+			return 2;
+		if_mac(ifname, src);
+		b.free_frames = malloc(x->nframes * sizeof(*b.free_frames));
+		if (!b.free_frames)
+			die("malloc");
+		for (i = 0; i < x->nframes; i++) {
+			b.free_frames[i] = (__u64)i * FRAME;
+			build_frame(x->umem + b.free_frames[i], dst, src,
+				    inet_addr(addrs[2]), inet_addr(addrs[3]), i,
+				    b.len - HDRS, TXMD_NONE);
+		}
+		b.free_n = x->nframes;
+	} else {
+		struct bpf_program *prog;
+		struct bpf_map *m;
+		int map;
+
+		obj = bpf_object__open_file(OBJ, NULL);
+		if (!obj)
+			die(OBJ);
+		m = bpf_object__find_map_by_name(obj, "vx3_cnt");
+		if (!m || (b.cnt >= 0 && bpf_map__reuse_fd(m, b.cnt)) ||
+		    bpf_object__load(obj))
+			die(OBJ);
+		prog = bpf_object__find_program_by_name(obj, "xdp_xsk_all");
+		map = bpf_object__find_map_fd_by_name(obj, "vx3_xsks");
+		if (!prog || map < 0)
+			die("xdp_xsk_all / vx3_xsks");
+		if (bpf_map_update_elem(map, &queue, &x->fd, 0))
+			die("XSKMAP update");
+		if (bpf_xdp_attach(ifindex, bpf_program__fd(prog), xdp_flags,
+				   NULL))
+			die("XDP attach");
+		/* The fill ring full, half the UMEM: the rest for l2fwd's TX */
+		for (i = 0; i < x->ndesc; i++)
+			((__u64 *)x->fill.desc)[i] = (__u64)i * FRAME;
+		store_rel(x->fill.prod, x->ndesc);
+	}
+	printf("ready\n");
+	fflush(stdout);
+
+	end = now_ms() + secs * 1000LL;
+	while (!stop && now_ms() < end) {
+		struct pollfd pfd = { .fd = x->fd };
+		__u32 n = bench_complete(&b);
+
+		if (b.act == BENCH_TXONLY)
+			n += bench_send(&b);
+		else
+			n += bench_receive(&b);
+		if (now_ms() >= publish) {
+			bench_publish(&b);
+			publish = now_ms() + 100;
+		}
+		if (n)
+			continue;
+		/* Nothing to do: wait for frames, or for TX ring room */
+		if (b.act != BENCH_TXONLY &&
+		    *x->fill.flags & XDP_RING_NEED_WAKEUP)
+			recvfrom(x->fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
+		pfd.events = b.act == BENCH_TXONLY ? POLLOUT : POLLIN;
+		poll(&pfd, 1, b.act == BENCH_TXONLY ? 1 : 100);
+	}
+	bench_publish(&b);
+	if (obj) {
+		bpf_xdp_detach(ifindex, xdp_flags, NULL);
+		bpf_object__close(obj);
+	}
+	print_stats(&b, act);
+	return 0;
+}
+
 static const char usage[] =
 	"usage: vx3-xsk rx IFNAME QUEUE MODE COUNT IDLE_MS [FILL STALL_MS]\n"
-	"       vx3-xsk tx IFNAME QUEUE MODE COUNT SIZE DST_MAC SRC_IP DST_IP\n";
+	"       vx3-xsk tx IFNAME QUEUE MODE COUNT SIZE DST_MAC SRC_IP DST_IP\n"
+	"       vx3-xsk bench IFNAME QUEUE MODE rxdrop|l2fwd SECONDS\n"
+	"       vx3-xsk bench IFNAME QUEUE MODE txonly SECONDS SIZE DST_MAC SRC_IP DST_IP\n";
 
 int main(int argc, char **argv)
 {
@@ -483,9 +756,12 @@ int main(int argc, char **argv)
 	__u16 bind_flags;
 	__u32 queue;
 
-	if (argc < 7 || (strcmp(argv[1], "rx") && strcmp(argv[1], "tx")) ||
+	if (argc < 7 ||
+	    (strcmp(argv[1], "rx") && strcmp(argv[1], "tx") &&
+	     strcmp(argv[1], "bench")) ||
 	    (!strcmp(argv[1], "tx") && argc != 10) ||
-	    (!strcmp(argv[1], "rx") && argc != 7 && argc != 9)) {
+	    (!strcmp(argv[1], "rx") && argc != 7 && argc != 9) ||
+	    (!strcmp(argv[1], "bench") && argc != 7 && argc != 11)) {
 		fputs(usage, stderr);
 		return 2;
 	}
@@ -513,11 +789,26 @@ int main(int argc, char **argv)
 		fprintf(stderr, "vx3-xsk: VX3_XSK_TXMD is csum or pseudo\n");
 		return 2;
 	}
+	x.ndesc = NDESC;
+	x.nframes = NFRAMES;
+	if (!strcmp(argv[1], "bench")) {
+		x.ndesc *= 2;
+		x.nframes *= 2;
+	}
 	xsk_open(&x, ifindex, queue, bind_flags);
+	if (!strcmp(argv[1], "bench")) {
+		int rc = do_bench(&x, argv[2], ifindex, queue, xdp_flags,
+				  argv[5], atoi(argv[6]),
+				  argc == 11 ? argv + 7 : NULL);
+
+		if (rc == 2)
+			fputs(usage, stderr);
+		return rc;
+	}
 	if (!strcmp(argv[1], "rx"))
 		return do_rx(&x, ifindex, queue, xdp_flags,
 			     strtoull(argv[5], NULL, 0), atoi(argv[6]),
-			     argc == 9 ? strtoul(argv[7], NULL, 0) : NDESC,
+			     argc == 9 ? strtoul(argv[7], NULL, 0) : x.ndesc,
 			     argc == 9 ? atoi(argv[8]) : 0);
 	return do_tx(&x, argv[2], strtoull(argv[5], NULL, 0),
 		     strtoul(argv[6], NULL, 0), argv[7], argv[8], argv[9], txmd);

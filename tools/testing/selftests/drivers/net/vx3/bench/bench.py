@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 """vx3 benchmarks against the in-tree vmxnet3 driver, in one QEMU/TCG guest.
 
-    bench.py [--reps 3] [--seconds 20] [--parallel 32] [--exp rx,tx,fwd,xdp]
+    bench.py [--reps 3] [--seconds 20] [--parallel 32]
+             [--exp rx,tx,fwd,xdp,xsk]
              [--pin none|vcpu|split] [--patched auto|yes|no] [--smoke]
              [--profile] [--outdir DIR]
 
@@ -20,6 +21,12 @@ guest's NIC 1, vx3 vs vmxnet3: XDP_DROP (xdp_drop_all), XDP_TX back to
 peer 1 (xdp_tx_all) and XDP_REDIRECT through a devmap to NIC 2 and peer 2
 (xdp_redirect_all), beside the stack forwarding of "fwd" (run in the same
 repetitions when both are selected).
+Experiment "xsk": AF_XDP sockets (vx3-xsk's bench mode) on queue 0 of
+the guest's NIC 1: rxdrop (trafgen's frames into the socket and straight
+back to its fill ring), txonly (frames from the socket to peer 1) and
+l2fwd (trafgen's frames back out to peer 1, MACs swapped), on vx3 in
+zero-copy and copy mode and on vmxnet3 in copy mode (its only one), with
+64- and 1518-byte frames (--xsk-sizes).
 Experiment "rss" (not in the default set): multi-flow receive, iperf -P
 PARALLEL from the peer with LRO on, on the rig's QEMU whose vmxnet3
 model does RSS (scripts/vx3-qemu.sh; the whole run boots it): vx3 with
@@ -124,6 +131,16 @@ XDP_MAPS = "/sys/fs/bpf/vx3m"
 # vx3_cnt: the programs' own counters (key 0 packets, 1 bytes), read in
 # the guest's snapshot `cat` (a pinned map with BTF reads as "key: value")
 XDP_CNT = XDP_MAPS + "/vx3_cnt"
+# AF_XDP cells: cell -> (driver, bind mode of vx3-xsk, label); actions of
+# vx3-xsk's bench mode. The socket counts what it handled into vx3_cnt's
+# key 3 (read as xsk_packets).
+XSK_CELLS = {
+    "vx3-zc": ("vx3", "zc", "vx3 zero-copy"),
+    "vx3-copy": ("vx3", "copy", "vx3 copy"),
+    "vmxnet3-copy": ("vmxnet3", "copy", "vmxnet3 copy"),
+    "vmxnet3p-copy": ("vmxnet3p", "copy", PATCHED_LABEL + " copy"),
+}
+XSK_ACTS = ("rxdrop", "txonly", "l2fwd")
 IPERF_PORT = 5001
 
 
@@ -131,8 +148,9 @@ def log(msg):
     print(f"# {msg}", flush=True)
 
 
-def trafgen_cfg(dst_mac, src_mac, src_ip, dst_ip):
-    """trafgen packet: 60-byte Ethernet/IPv4/UDP frame (64 with the FCS)."""
+def trafgen_cfg(dst_mac, src_mac, src_ip, dst_ip, size=64):
+    """trafgen packet: Ethernet/IPv4/UDP frame of size bytes with the FCS
+    (size - 4 without it)."""
     def b(mac):
         return ", ".join(f"0x{x}" for x in mac.split(":"))
 
@@ -140,11 +158,18 @@ def trafgen_cfg(dst_mac, src_mac, src_ip, dst_ip):
         return ", ".join(a.split("."))
     return ("{\n"
             f"  {b(dst_mac)},\n  {b(src_mac)},\n  c16(0x0800),\n"
-            "  0x45, 0x00, c16(46), c16(0), c16(0x4000), 64, 17,"
+            f"  0x45, 0x00, c16({size - 18}), c16(0), c16(0x4000), 64, 17,"
             " csumip(14, 33),\n"
             f"  {ip(src_ip)},\n  {ip(dst_ip)},\n"
-            "  c16(9), c16(9), c16(26), c16(0),\n"
-            "  fill(0x00, 18),\n}\n")
+            f"  c16(9), c16(9), c16({size - 38}), c16(0),\n"
+            f"  fill(0x00, {size - 46}),\n}}\n")
+
+
+def drv_deltas(row, d0, d1):
+    """The drivers' own counters (xdp_drv_stats()) over a whole cell, ramp
+    included, as row keys drv_<name>."""
+    for k, v in d1.items():
+        row["drv_" + k] = v - d0.get(k, 0)
 
 
 class GuestCmd(threading.Thread):
@@ -516,9 +541,10 @@ class Bench:
         self.vm.check("echo 0 > /proc/sys/net/ipv4/ip_forward")
         self.fwd_ready = False
 
-    def trafgen(self, secs, src_ip=None, name="fwd64"):
-        """Start trafgen in peer 1: 64-byte frames to FWD_DST via the guest,
-        from src_ip (default: peer 1's address); config vm/<name>.trafgen.
+    def trafgen(self, secs, src_ip=None, name="fwd64", size=64):
+        """Start trafgen in peer 1: frames of size bytes (64 by default)
+        to FWD_DST via the guest, from src_ip (default: peer 1's address);
+        config vm/<name>.trafgen.
 
         Bounded: at most 5 Mpps over the whole run, and stopped after the
         window anyway.
@@ -528,7 +554,7 @@ class Bench:
         src_mac = measure.tap_info(vm, 1)["address"]
         with open(cfg, "w") as f:
             f.write(trafgen_cfg(vm.mac(1), src_mac, src_ip or vm.peer_ip4(1),
-                                FWD_DST))
+                                FWD_DST, size))
         count = int(5e6 * (a_.ramp + secs + 2))
         rate = ["-b", f"{a_.fwd_rate}pps"] if a_.fwd_rate else []
         return self.host_bg(1, ["trafgen", "-o", vm.tap(1), "-i", cfg,
@@ -665,9 +691,7 @@ class Bench:
         mprog = prog * w / gw / 1e6 if gw > 0 else 0
         row["vcpu_s_per_mprog"] = row["vcpu_s"] / mprog if mprog else None
         row["trafgen_ok"] = int("packets outgoing" in gout)
-        # The drivers' own counters over the whole cell (ramp included)
-        for k, v in d1.items():
-            row["drv_" + k] = v - d0.get(k, 0)
+        drv_deltas(row, d0, d1)
         self.finish(row, t0)
         if not prog:
             self.notes.append(f"xdp {label} rep {rep}: the program counted "
@@ -680,6 +704,101 @@ class Bench:
             f"{row['xdp_pps']:.0f} pps ({fmt(row['xdp_pct'])} %), "
             f"{fmt(row.get('vcpu_s_per_mpkt'))} vCPU-s/Mpkt"
             f"{' (host busy)' if row['busy'] else ''}; cell: {drvc}")
+
+    # --- experiment 6: AF_XDP ------------------------------------------------
+    def xsk_cell(self, cell, act, size, secs, rep):
+        """One window of an AF_XDP socket on NIC 1's queue 0 (vx3-xsk
+        bench), frames of size bytes (with the FCS), started before the
+        traffic and stopped (SIGINT) after the window. Done: rxdrop, the
+        frames the socket received (its count, read in the guest's
+        snapshot); txonly and l2fwd, the frames at peer 1's tap."""
+        a_, vm = self.args, self.vm
+        t0 = time.monotonic()
+        drv, mode, label = XSK_CELLS[cell]
+        label = f"{label} {act} {size} B"
+        ifn = self.use(drv)
+        self.xdp_attach(ifn[1], None)
+        # A zero-copy bind needs LRO off (vx3 refuses it otherwise); off
+        # in every cell, as a program turns it off in both drivers anyway
+        self.setup([self.gro(ifn[1], drv, False)])
+        # The socket counts into the pinned vx3_cnt
+        self.xdp_load()
+        d0 = self.xdp_drv_stats(ifn)
+        dur = int(a_.ramp + secs + 120)
+        cmd = f"vx3-xsk bench {ifn[1]} 0 {mode} {act} {dur}"
+        if act == "txonly":
+            tap1 = measure.tap_info(vm, 1)["address"]
+            cmd += f" {size - 4} {tap1} {vm.guest_ip4(1)} {FWD_DST}"
+        vm.check("rm -f /tmp/xsk.out /tmp/xsk.pid")
+        job = GuestCmd(vm, f"VX3_XSK_CNT={XDP_CNT} {cmd} >/tmp/xsk.out "
+                       "2>&1 & echo $! >/tmp/xsk.pid; wait $!; rc=$?; "
+                       "cat /tmp/xsk.out; exit $rc", dur + 60)
+        job.start()
+        gen, gout = None, ""
+        try:
+            vm.check("for i in $(seq 600); do grep -qx ready /tmp/xsk.out "
+                     "2>/dev/null && exit 0; [ -s /tmp/xsk.pid ] && ! kill "
+                     "-0 $(cat /tmp/xsk.pid) 2>/dev/null && break; sleep "
+                     "0.1; done; cat /tmp/xsk.out; exit 1", timeout=120)
+            if act != "txonly":
+                gen = self.trafgen(secs, XDP_SRC, f"xsk{size}", size)
+            sampler = measure.Sampler(vm, [ifn[1], ifn[2]], taps=(1, 2),
+                                      files=[XDP_CNT])
+            sampler.gen_pids = [gen.pid] if gen else []
+            self.wait_flow("rx" if act == "txonly" else "tx", gen)
+            a, b, mp = self.measure(sampler, secs, f"mpstat 1 {secs}")
+        finally:
+            if gen:
+                gout = self.host_stop(gen, signal.SIGINT)
+            vm.run("kill -INT $(cat /tmp/xsk.pid)", timeout=30)
+            out = job.result()
+        res = measure.last_json(out)
+        if res is None or res.get("act") != act:
+            raise vmlib.VMError(f"vx3-xsk {act} ended without its "
+                                f"result:\n{out}")
+        if res["zc"] != (mode == "zc"):
+            raise vmlib.VMError(f"{label}: the socket bound with zc "
+                                f"{res['zc']}")
+        d1 = self.xdp_drv_stats(ifn)
+        row = self.base_row("xsk", cell, label, rep, par=1, xsk_act=act,
+                            xsk_mode=mode, size=size)
+        row.update(measure.window(a, b, a_.smp, [ifn[1], ifn[2]]))
+        self.add_mpstat(row, mp)
+        w, gw = row["wall_s"], row["guest_wall_s"]
+        if act != "txonly":
+            offered = row["tap1_tx_packets"] + row["tap1_tx_dropped"]
+            row["offered_pps"] = offered / w
+            row["to_qemu_pps"] = row["tap1_tx_packets"] / w
+            prog = row.get("prog_packets", 0)
+            row["prog_pps"] = prog / gw if gw > 0 else None
+        if act == "rxdrop":
+            # The socket's count is over the guest's clock
+            sock = row.get("xsk_packets", 0)
+            done = sock * w / gw if gw > 0 else 0
+        else:
+            done = row["tap1_rx_packets"]
+        row["xsk_packets_done"] = done
+        row["xsk_pps"] = done / w
+        self.per_unit(row, done / 1e6, "mpkt")
+        # The socket's own statistics over the whole cell
+        for k, v in res.items():
+            if k not in ("act", "zc"):
+                row["sock_" + k] = v
+        row["trafgen_ok"] = int(gen is None or "packets outgoing" in gout)
+        drv_deltas(row, d0, d1)
+        self.finish(row, t0)
+        if not done:
+            self.notes.append(f"xsk {label} rep {rep}: no frame done in "
+                              "the window")
+        sockc = ", ".join(f"{k[5:]} {v}" for k, v in sorted(row.items())
+                          if k.startswith("sock_") and v and k != "sock_done")
+        log(f"xsk {label:26} rep {rep}: "
+            + (f"offered {row['offered_pps']:.0f} pps, "
+               if "offered_pps" in row else "")
+            + f"done {row['xsk_pps']:.0f} pps, "
+            f"{fmt(row.get('vcpu_s_per_mpkt'))} vCPU-s/Mpkt"
+            f"{' (host busy)' if row['busy'] else ''}"
+            + (f"; socket: {sockc}" if sockc else ""))
 
     # --- experiment 1: receive -----------------------------------------------
     def rx_cell(self, path, gro, par, secs, rep):
@@ -1047,6 +1166,19 @@ class Bench:
             self.xdp_attach(self.ifn[1], None)
             if "fwd" in a_.exp:
                 self.fwd_off()
+        # AF_XDP: per repetition vx3 zero-copy, vx3 copy, vmxnet3 (and the
+        # patched one), each with rxdrop, txonly, l2fwd; reversed every
+        # other repetition
+        if "xsk" in a_.exp:
+            cells = ((["vx3-zc", "vx3-copy"] if vx else []) +
+                     ["vmxnet3-copy"] + (["vmxnet3p-copy"] if pv else []))
+            seq = [(c, act, size) for c in cells for act in XSK_ACTS
+                   for size in a_.xsk_sizes]
+            if self.drv == XSK_CELLS[seq[-1][0]][0]:
+                seq.reverse()
+            for rep in range(a_.reps):
+                for cell, act, size in (seq if rep % 2 == 0 else seq[::-1]):
+                    self.xsk_cell(cell, act, size, a_.xsk_seconds, rep)
         if a_.profile:
             if "rx" in a_.exp:
                 for path in order:
@@ -1318,13 +1450,18 @@ def main():
     ap.add_argument("--fwd-seconds", type=int, default=10)
     ap.add_argument("--xdp-seconds", type=int, default=None,
                     help="XDP window (default: --fwd-seconds)")
+    ap.add_argument("--xsk-seconds", type=int, default=None,
+                    help="AF_XDP window (default: --fwd-seconds)")
+    ap.add_argument("--xsk-sizes", default="64,1518",
+                    help="AF_XDP frame sizes in bytes with the FCS, 64 to "
+                    "1518 (default 64,1518)")
     ap.add_argument("--fwd-rate", type=int, default=0,
                     help="trafgen rate in pps, forwarding and XDP (default "
                     "0: as fast as it can)")
     ap.add_argument("--ramp", type=float, default=3.0,
                     help="seconds of traffic before a window starts")
-    ap.add_argument("--exp", default="rx,tx,fwd,xdp",
-                    help="experiments: rx, tx, fwd, xdp, rss (comma "
+    ap.add_argument("--exp", default="rx,tx,fwd,xdp,xsk",
+                    help="experiments: rx, tx, fwd, xdp, xsk, rss (comma "
                     "separated)")
     ap.add_argument("--pin", default="none", choices=("none", "vcpu", "split"),
                     help="QEMU/generator CPU pinning (see README)")
@@ -1367,8 +1504,17 @@ def main():
         args.parallel, args.profile_seconds = 8, 2
     if args.xdp_seconds is None:
         args.xdp_seconds = args.fwd_seconds
+    if args.xsk_seconds is None:
+        args.xsk_seconds = args.fwd_seconds
+    try:
+        args.xsk_sizes = [int(x) for x in args.xsk_sizes.split(",") if x]
+    except ValueError:
+        args.xsk_sizes = []
+    if not args.xsk_sizes or not all(64 <= x <= 1518
+                                     for x in args.xsk_sizes):
+        ap.error("--xsk-sizes: sizes from 64 to 1518, comma separated")
     args.exp = [e.strip() for e in args.exp.split(",") if e.strip()]
-    bad = set(args.exp) - {"rx", "tx", "fwd", "xdp", "rss"}
+    bad = set(args.exp) - {"rx", "tx", "fwd", "xdp", "xsk", "rss"}
     if bad:
         ap.error(f"unknown experiment(s): {', '.join(sorted(bad))}")
     if args.host_profile and not shutil.which("perf"):

@@ -101,6 +101,18 @@ def tap_info(vm, n):
     return json.loads(out)[0]
 
 
+def last_json(out):
+    """The last line of out that is a JSON object, parsed; None if none."""
+    for line in reversed(out.splitlines()):
+        line = line.strip()
+        if line.startswith("{"):
+            try:
+                return json.loads(line)
+            except ValueError:
+                return None
+    return None
+
+
 def tap_stats(vm, n):
     """stats64 of NIC n's tap: {"rx": {...}, "tx": {...}}."""
     return tap_info(vm, n)["stats64"]
@@ -347,9 +359,11 @@ def window(a, b, smp, ifns):
     ea, eb = a.get("ethtool") or {}, b.get("ethtool") or {}
     if "pkts rx OOB" in eb:
         w["g_rx_lost"] += eb["pkts rx OOB"] - ea.get("pkts rx OOB", 0)
-    # The XDP programs' map vx3_cnt: key 0 packets, 1 bytes
+    # The XDP programs' map vx3_cnt: key 0 packets, 1 bytes; key 3 the
+    # frames an AF_XDP socket of vx3-xsk's bench mode handled
     if ga.get("bpf") is not None and gb.get("bpf") is not None:
-        for key, name in ((0, "prog_packets"), (1, "prog_bytes")):
+        for key, name in ((0, "prog_packets"), (1, "prog_bytes"),
+                          (3, "xsk_packets")):
             w[name] = gb["bpf"].get(key, 0) - ga["bpf"].get(key, 0)
     for n, ta in a["taps"].items():
         tb = b["taps"][n]

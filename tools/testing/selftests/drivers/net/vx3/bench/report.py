@@ -22,6 +22,11 @@ FWD_CELLS = (("vx3", "vx3 (copybreak 256)"), ("bskb", "vx3 build_skb"),
 XDP_CELLS = (("vx3", "vx3"), ("vmxnet3", "vmxnet3"))
 XDP_ACTS = (("drop", "XDP_DROP"), ("tx", "XDP_TX"),
             ("redirect", "XDP_REDIRECT"))
+# AF_XDP cells (row key xsk_act): socket on queue 0 of NIC 1
+XSK_CELLS = (("vx3-zc", "vx3 zero-copy"), ("vx3-copy", "vx3 copy"),
+             ("vmxnet3-copy", "vmxnet3 copy"))
+XSK_PATCHED = ("vmxnet3p-copy", "vmxnet3 patched copy")
+XSK_ACTS = ("rxdrop", "txonly", "l2fwd")
 # The fourth row, when the run has it (args.patched_ko): the in-tree
 # vmxnet3 with scripts/vmxnet3-series/, one cell "vmxnet3p" in every
 # experiment (and in each XDP action)
@@ -34,7 +39,9 @@ MPSTAT_COLS = ("usr", "nice", "sys", "iowait", "irq", "soft", "steal",
 # Bar colours: vx3 copy orange, build_skb blue, vx3 defaults green, the
 # in-tree reference grey, the patched in-tree driver pink.
 COLOURS = {"copy": "#e69f00", "bskb": "#0072b2", "vx3": "#009e73",
-           "vmxnet3": "#999999", "vmxnet3p": "#cc79a7"}
+           "vmxnet3": "#999999", "vmxnet3p": "#cc79a7",
+           "vx3-zc": "#009e73", "vx3-copy": "#e69f00",
+           "vmxnet3-copy": "#999999", "vmxnet3p-copy": "#cc79a7"}
 
 
 def patched(args):
@@ -367,6 +374,76 @@ def xdp_section(rows, secs, reps, args):
     return out
 
 
+def xsk_cells(args):
+    """The AF_XDP cells of the run (the patched vmxnet3's if it has it;
+    only the vmxnet3 ones with --vmxnet3-only)."""
+    out = XSK_CELLS + ((XSK_PATCHED,) if patched(args) else ())
+    if getattr(args, "vmxnet3_only", False):
+        out = tuple(c for c in out if c[0].startswith("vmxnet3"))
+    return out
+
+
+def xsk_sizes(rows):
+    """The AF_XDP cells' frame sizes in the run, smallest first."""
+    return sorted({r["size"] for r in rows_of(rows, exp="xsk")})
+
+
+def xsk_section(rows, secs, reps, args):
+    """Experiment 6: AF_XDP rxdrop, txonly, l2fwd per driver and mode,
+    with XDP_DROP of experiment 4 (same run) as the floor of rxdrop."""
+    out = [f"Experiment 6: AF_XDP socket on queue 0 of guest NIC 1 "
+           f"({secs} s windows, {reps} reps)",
+           "  rxdrop: trafgen's frames into the socket, straight back to its "
+           "fill ring; done: the socket's count (read in the guest);",
+           "  txonly: the socket sends to peer 1; l2fwd: trafgen's frames "
+           "back out to peer 1, MACs swapped; done: frames at peer 1's tap.",
+           "  The socket (vx3-xsk bench) sleeps in poll() when it has "
+           "nothing to do; vCPU-s/Mpkt per frame done"]
+    lines = [["", "offered kpps", "to QEMU kpps", "program kpps",
+              "done kpps", "vCPU-s/Mpkt", "IO-s/Mpkt", "%soft", "%usr",
+              "gen cores"]]
+    def line(name, rs, done):
+        return [name, fmt(kpps(stat(rs, "offered_pps")), 1),
+                fmt(kpps(stat(rs, "to_qemu_pps")), 1),
+                fmt(kpps(stat(rs, "prog_pps")), 1),
+                fmt(kpps(stat(rs, done)), 2),
+                fmt(stat(rs, "vcpu_s_per_mpkt"), 1),
+                fmt(stat(rs, "io_s_per_mpkt"), 1),
+                fmt(stat(rs, "mp_soft"), 1), fmt(stat(rs, "mp_usr"), 1),
+                fmt(stat(rs, "gen_cores"), 2) + busy_mark(rs)]
+    cells = xsk_cells(args)
+    sizes = xsk_sizes(rows)
+    for act, size in ((a, z) for z in sizes for a in XSK_ACTS):
+        for cell, label in cells:
+            lines.append(line(f"{act} {size} B {label}", rows_of(
+                rows, exp="xsk", cell=cell, xsk_act=act, size=size),
+                "xsk_pps"))
+    for cell, label in cells_of(XDP_CELLS, args):
+        rs = rows_of(rows, exp="xdp", cell=cell, xdp_act="drop")
+        if rs:
+            lines.append(line(f"XDP_DROP 64 B {label}", rs, "xdp_pps"))
+    out += columns(lines)
+    labels = dict(cells)
+    pairs = [(n, d) for n, d in (("vx3-zc", "vmxnet3-copy"),
+                                 ("vx3-zc", "vx3-copy"),
+                                 ("vx3-copy", "vmxnet3-copy"))
+             if n in labels and d in labels]
+    if pairs:
+        out.append("  Per repetition (done pps, vCPU-s/Mpkt):")
+    lines = []
+    for num, den in pairs:
+        for act, size in ((a, z) for z in sizes for a in XSK_ACTS):
+            sel = {"exp": "xsk", "xsk_act": act, "size": size}
+            lines.append([f"{act} {size} B {labels[num]} / {labels[den]}",
+                          "done pps " + fmt(ratio_stat(
+                              rows, "xsk_pps", num, den, **sel), 2),
+                          "vCPU-s/Mpkt " + fmt(ratio_stat(
+                              rows, "vcpu_s_per_mpkt", num, den, **sel),
+                              2)])
+    out += columns(lines, indent="    ")
+    return out
+
+
 def busy_of(rows, sels):
     """(busy windows, windows) among the rows of the selections."""
     sel_rows = [r for sel in sels for r in rows_of(rows, **sel)]
@@ -431,6 +508,14 @@ def targets(rows, par, args):
             ratio(f"xdp 64 B: {name} vx3 / vmxnet3 patched, vCPU-s/Mpkt",
                   "vcpu_s_per_mpkt", "vx3", "vmxnet3p", "<=", 1.0,
                   exp="xdp", xdp_act=act)
+    # AF_XDP (issue #27): zero-copy rxdrop against vmxnet3's copy mode
+    for size in xsk_sizes(rows):
+        ratio(f"xsk rxdrop {size} B: vx3 zero-copy / vmxnet3 copy, "
+              "vCPU-s/Mpkt", "vcpu_s_per_mpkt", "vx3-zc", "vmxnet3-copy",
+              "<=", 0.6, exp="xsk", xsk_act="rxdrop", size=size)
+        ratio(f"xsk rxdrop {size} B: vx3 zero-copy / vmxnet3 copy, done "
+              "pps", "xsk_pps", "vx3-zc", "vmxnet3-copy", ">=", 1.0,
+              exp="xsk", xsk_act="rxdrop", size=size)
     xsel = {"exp": "xdp", "xdp_act": "redirect", "cell": "vx3"}
     fsel = {"exp": "fwd", "cell": "bskb"}
     line("xdp 64 B: vx3 XDP_REDIRECT / vx3 stack fwd (build_skb), pps",
@@ -537,6 +622,8 @@ def text_report(rows, env, args, notes):
         out += fwd_section(rows, args.fwd_seconds, args.reps, args) + [""]
     if "xdp" in exps:
         out += xdp_section(rows, args.xdp_seconds, args.reps, args) + [""]
+    if "xsk" in exps:
+        out += xsk_section(rows, args.xsk_seconds, args.reps, args) + [""]
     if "rss" in exps:
         out += rss_section(rows, par, args.seconds, args.reps, args) + [""]
     out += targets(rows, par, args) + [""]
@@ -572,6 +659,12 @@ def missing_cells(rows, args):
         want += [(("xdp", c, ("xdp_act", a), 1),
                   ("xdp_pps", "vcpu_s_per_mpkt", "prog_packets"))
                  for a, _ in XDP_ACTS for c, _ in cells_of(XDP_CELLS, args)]
+    # AF_XDP cells: frames done, the cost
+    if "xsk" in args.exp:
+        want += [(("xsk", c, ("xsk_act", a, z), 1),
+                  ("xsk_pps", "vcpu_s_per_mpkt"))
+                 for a in XSK_ACTS for c, _ in xsk_cells(args)
+                 for z in args.xsk_sizes]
     miss = []
     # Multi-flow cells: every driver measured, with its goodput and cost
     if "rss" in args.exp:
@@ -583,9 +676,13 @@ def missing_cells(rows, args):
         sel = {"exp": exp, "cell": cell, "par": par}
         what = ""
         if isinstance(lro, tuple):
-            # (row key, value) instead of an LRO setting: the XDP action
+            # (row key, value) instead of an LRO setting: the XDP action;
+            # (row key, value, frame size): the AF_XDP action and size
             sel[lro[0]] = lro[1]
             what = f" {lro[1]}"
+            if len(lro) > 2:
+                sel["size"] = lro[2]
+                what += f" {lro[2]} B"
         elif lro is not None:
             sel["lro"] = lro
             what = f" lro {lro}"
@@ -614,7 +711,7 @@ def write_summary_csv(path, rows):
                "soft_s_per_gb", "soft_s_per_gb_good", "retrans_pct",
                "snd_retrans_segs", "snd_retrans_bytes", "mp_soft", "mp_idle",
                "offered_pps", "to_qemu_pps", "prog_pps",
-               "fwd_pps", "fwd_pct", "xdp_pps", "xdp_pct",
+               "fwd_pps", "fwd_pct", "xdp_pps", "xdp_pct", "xsk_pps",
                "vcpu_s_per_mpkt", "io_s_per_mpkt", "vcpu_s_per_mprog",
                "guest_tick_ratio", "other_cores")
     keys = []
@@ -767,6 +864,21 @@ def write_chart(outdir, rows, args):
             f = os.path.join(d, f"xdp-{key}.dat")
             panels.append(_panel(f, clusters, xdp_cells, title + ref,
                                  ylabel, nd, log=log))
+    if "xsk" in exps:
+        cells = xsk_cells(args)
+        for key, ylabel, nd, scale, title in (
+                ("vcpu_s_per_mpkt", "guest vCPU CPU-s per Mpkt", 1, None,
+                 "AF_XDP: guest CPU per million frames done (lower is "
+                 "better)"),
+                ("xsk_pps", "kpps done", 1, kpps,
+                 "AF_XDP: frames done per second (higher is better)")):
+            # "rxdrop 64": the size in bytes (with "B" the labels collide)
+            clusters = [(f"{act} {z}", {c: (scale or (lambda v: v))(
+                stat(rows_of(rows, exp="xsk", cell=c, xsk_act=act, size=z),
+                     key)) for c, _ in cells})
+                for z in xsk_sizes(rows) for act in XSK_ACTS]
+            f = os.path.join(d, f"xsk-{key}.dat")
+            panels.append(_panel(f, clusters, cells, title, ylabel, nd))
     panels = [p for p in panels if p]
     if not panels:
         return None
