@@ -49,7 +49,10 @@ zc_fill_starved (vx3)
     A zero-copy socket gives 64 buffers and stops refilling for 10 s:
     of a first burst the device must drop what did not fit
     (rx_missed_errors, and vx3 counts xsk_fill_empty); once the socket
-    refills, a second burst must arrive whole, without a drop.
+    refills, a second burst must arrive whole, without a drop. The
+    socket must receive every datagram the device did not drop; a drop
+    in the first burst's window may also have been another frame (the
+    peer's tap counts what it sent toward the guest then).
 zc_resize (vx3)
     With a zero-copy socket bound, the RX ring goes to 256 (the queues
     are replaced, the pool kept); the socket must then receive every
@@ -80,6 +83,7 @@ import threading
 import time
 
 from lib.nic import (diag, ethtool_stats, link_stats, rings, tap_dropped,
+                     tap_sent,
                      wait_listen)
 from lib.test import vx3_only
 
@@ -379,10 +383,14 @@ def test_zc_fill_starved(ctx):
     t0 = time.monotonic()
     try:
         s0 = ethtool_stats(vm, ifn)
+        sent0 = tap_sent(vm, 1)
         _send(ctx, half, 0)
         # Frames still on their way through the tap count in the burst
         time.sleep(1)
         m1 = link_stats(vm, ifn)["rx_missed_errors"]
+        # Frames other than the burst's in that window (neighbour
+        # discovery): one that found no buffer counts among the drops
+        stray = tap_sent(vm, 1) - sent0 - half
         s1 = ethtool_stats(vm, ifn)
         elapsed = time.monotonic() - t0
         # The socket refills once the stall is over. Until then a stray
@@ -397,8 +405,9 @@ def test_zc_fill_starved(ctx):
     m2 = link_stats(vm, ifn)["rx_missed_errors"]
     empty = s1["rx0_xsk_fill_empty"] - s0["rx0_xsk_fill_empty"]
     diag(f"starved fill ring: first burst in {elapsed:.1f}s, device out of "
-         f"buffers +{m1 - m0}, +{m_refill - m1} until the refill, then "
-         f"+{m2 - m_refill}, xsk_fill_empty +{empty}, socket {res}")
+         f"buffers +{m1 - m0} ({stray} other frames then), +{m_refill - m1} "
+         f"until the refill, then +{m2 - m_refill}, xsk_fill_empty "
+         f"+{empty}, socket {res}")
     if elapsed >= stall / 1000:
         ctx.skip(f"the first burst took {elapsed:.1f}s, longer than the "
                  f"stall")
@@ -411,9 +420,13 @@ def test_zc_fill_starved(ctx):
     ctx.expect(empty > 0, "xsk_fill_empty did not count the empty fill ring")
     ctx.expect(m2 == m_refill, f"the device still ran out of buffers "
                f"({m2 - m_refill}) after the socket refilled")
-    ctx.expect(res["received"] == 2 * half - (m1 - m0),
-               f"the socket received {res['received']}, not "
-               f"{2 * half} less the {m1 - m0} dropped")
+    # Every datagram the device did not drop reaches the socket; of the
+    # drops, up to `stray` may have been other frames
+    least = 2 * half - (m1 - m0)
+    ctx.expect(least <= res["received"] <= least + max(stray, 0),
+               f"the socket received {res['received']}, not {2 * half} "
+               f"less the {m1 - m0} dropped (of which {max(stray, 0)} "
+               f"may have been other frames)")
 
 
 def _dmesg_mark(ctx):

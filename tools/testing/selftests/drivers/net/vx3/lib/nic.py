@@ -115,6 +115,13 @@ def tap_dropped(vm, n):
         n, f"cat /sys/class/net/{vm.tap(n)}/statistics/tx_dropped"))
 
 
+def tap_sent(vm, n):
+    """Frames tap n passed on toward QEMU (its tx_packets): the test's and
+    any other the peer sent (neighbour discovery, for one)."""
+    return int(vm.peer_check(
+        n, f"cat /sys/class/net/{vm.tap(n)}/statistics/tx_packets"))
+
+
 def ethtool_stats(vm, ifn):
     """ethtool -S as {name: value}. vx3's per-queue counters (rxN_NAME,
     xdpN_NAME of RX queue N's XDP ring, txN_NAME) are also summed over the
