@@ -120,9 +120,7 @@ def test_copy_rx(ctx):
     m0 = link_stats(vm, ifn)["rx_missed_errors"]
     job = vm.bg(f"exec vx3-xsk rx {ifn} 0 copy {COUNT} 5000 >{OUT} 2>&1")
     try:
-        rc, out = vm.run(f"for i in $(seq 100); do grep -q ready {OUT} && "
-                         f"exit 0; sleep 0.1; done; cat {OUT}; exit 1")
-        ctx.expect(rc == 0, f"vx3-xsk rx did not get ready:\n{out}")
+        _wait_ready(ctx)
         sent = _result(vm.peer_check(
             1, f"{PEER} send {vm.guest_ip4(1)} {COUNT} "
                f"64,200,1400", timeout=120))
@@ -232,12 +230,22 @@ def _start_rx(ctx, mode, count, idle_ms, extra="", prog="xdp_xsk"):
     vm.check(f"rm -f {OUT}")
     job = vm.bg(f"VX3_XSK_PROG={prog} exec vx3-xsk rx {ifn} 0 {mode} "
                 f"{count} {idle_ms} {extra} >{OUT} 2>&1")
-    rc, out = vm.run(f"for i in $(seq 100); do grep -q ready {OUT} && "
-                     f"exit 0; sleep 0.1; done; cat {OUT}; exit 1")
-    if rc != 0:
+    try:
+        _wait_ready(ctx)
+    except BaseException:
         job.stop()
-    ctx.expect(rc == 0, f"vx3-xsk rx did not get ready:\n{out}")
+        raise
     return job
+
+
+def _wait_ready(ctx):
+    """Wait for vx3-xsk rx's "ready": up to 60 s, as loading the object,
+    populating the UMEM and the bind's queue swap take several seconds
+    on the debug kernel beside other guests."""
+    rc, out = ctx.vm.run(f"for i in $(seq 600); do grep -q ready {OUT} && "
+                         f"exit 0; sleep 0.1; done; cat {OUT}; exit 1",
+                         timeout=120)
+    ctx.expect(rc == 0, f"vx3-xsk rx did not get ready:\n{out}")
 
 
 def _wait_result(ctx, secs=30):
