@@ -8,8 +8,9 @@
 # <key> hashes the patches and the configure options, so a new patch
 # builds a new QEMU and an unchanged one is reused.
 #
-# The VM tests of a file that sets QEMU_PATCHED (test_pm.py, test_rss.py)
-# boot with it
+# The VM tests of a file that sets QEMU_PATCHED (test_pm.py, test_rss.py,
+# test_upstream_rss.py, whose harness shares the host's / over virtio-9p:
+# hence virtfs, with libattr and libcap-ng) boot with it
 # (run.py builds it on first use); VX3_QEMU=<binary> overrides that for
 # every file.
 #
@@ -20,9 +21,10 @@
 # The binary printed is a wrapper that runs the built qemu-system-x86_64
 # with Debian's firmware directories (SeaBIOS, iPXE option ROMs, the
 # linuxboot ROMs of qemu-system-data). Nothing is installed outside the
-# cache but the build dependencies (meson, ninja, glib, pixman, libfdt), here,
-# when it is built, not by scripts/vx3-deps.sh (make check builds it in
-# the background, beside the debug kernel, for its stock lane's S3 test).
+# cache but the build dependencies (meson, ninja, glib, pixman, libfdt,
+# libattr, libcap-ng), here, when it is built, not by scripts/vx3-deps.sh
+# (make check builds it in the background, beside the debug kernel, for
+# its stock lane's S3 and RSS tests).
 
 set -euo pipefail
 
@@ -31,11 +33,11 @@ VX3_CACHE=${VX3_CACHE:-/var/cache/vx3}
 PATCHES=$ROOT/scripts/qemu/patches
 CONFIGURE=(--target-list=x86_64-softmmu --without-default-features
 	--disable-docs --disable-install-blobs --disable-werror
-	--enable-trace-backends=log
+	--enable-trace-backends=log --enable-virtfs --enable-attr --enable-cap-ng
 	--firmwarepath=/usr/share/qemu:/usr/share/seabios:/usr/lib/ipxe/qemu)
 FIRMWARE=(-L /usr/share/seabios -L /usr/share/qemu -L /usr/lib/ipxe/qemu)
 BUILD_DEPS="meson ninja-build pkg-config libglib2.0-dev libpixman-1-dev
-libfdt-dev zlib1g-dev dpkg-dev patch"
+libfdt-dev zlib1g-dev libattr1-dev libcap-ng-dev dpkg-dev patch"
 
 log() { echo "vx3-qemu: $*" >&2; }
 
