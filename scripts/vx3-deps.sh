@@ -63,7 +63,7 @@ BASE_PKGS="qemu-system-x86 linux-source-$LTS_SERIES sparse iperf sysstat
 ethtool busybox-static cpio iproute2 gnuplot-nox netsniff-ng socat libc6-dev
 python3 python3-docutils kmod xz-utils make gcc perl linux-perf
 tcpdump
-iperf3 iputils-ping python3-yaml jq bpftrace
+iperf3 iputils-ping python3-yaml python3-jsonschema jq bpftrace
 git flex bison bc libelf-dev libssl-dev ccache codespell python3-sphinx
 python3-ply python3-git python3-pyflakes
 debhelper dh-dkms dkms

@@ -11,8 +11,10 @@ failures left, and the boot-stall watchdog on a guest that never
 answers. Also the guest command line a KASAN kernel boots with
 (lib.vm.VM.kernel_append), and what the traffic helpers call flowing
 (lib.nic.expect_flowing) and how the guest's side of the traffic is
-started (lib.vm.VM.bg with nice). No VM, a few seconds; make check runs
-it with the static checks.
+started (lib.vm.VM.bg with nice). Also test_upstream_rss.py's judgement
+of the upstream RSS scripts' failures as device limits or the rig's
+rate (_limit, _toeplitz_verdicts), on outputs like the scripts'. No VM,
+a few seconds; make check runs it with the static checks.
 """
 
 import json
@@ -29,6 +31,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from lib import test as testlib  # noqa: E402
 from lib import nic as niclib  # noqa: E402
 from lib import vm as vmlib  # noqa: E402
+import test_upstream_rss as urss  # noqa: E402
+from test_rss import toeplitz  # noqa: E402
 
 INT3_BOOT = """\
 Freeing unused kernel image (initmem) memory: 1932K
@@ -272,6 +276,124 @@ class NiceBg(unittest.TestCase):
         self.assertIn(shlex.quote("renice -n 19 -p $$ >/dev/null || exit 1; "
                                   "exec iperf -s"), seen[0])
         self.assertNotIn("renice", seen[1])
+
+
+TB = "# Exception| Traceback (most recent call last):\n"
+
+
+def cmd_failure(cmd, stderr):
+    return (TB + "# Exception| net.lib.py.utils.CmdExitFailure: Command "
+            f"failed\n# Exception| CMD: {cmd}\n# Exception|   EXIT: 1\n"
+            f"# Exception|   STDERR: {stderr}\n")
+
+
+def nl_failure(frame, call, msg):
+    return (TB + f'# Exception|   File "x.py", line 1, in {frame}\n'
+            f"# Exception|     {call}\n"
+            "# Exception| net.ynl.pyynl.lib.ynl.NlError: Netlink error: "
+            f"{msg}\n")
+
+
+HITLESS = ("# Check| At rss_ctx.py, line 377, in test_hitless_key_update:\n"
+           "# Check|     ksft_lt((t1 - t0).total_seconds(), 0.15)\n"
+           "# Check failed 0.154021 >= 0.15 \n")
+
+
+class UpstreamRssLimits(unittest.TestCase):
+    """A failed subcase is a device limit only if it died of exactly
+    that; anything else, or anything more, stays a failure."""
+
+    def test_limits(self):
+        yes = [cmd_failure("ethtool -X eth0 context new",
+                           "Cannot set RX flow hash configuration: "
+                           "Operation not supported"),
+               nl_failure("test_rss_ctx_add",
+                          "ctx = cfg.ethnl.rss_create_act({...})",
+                          "Operation not supported"),
+               nl_failure("set_rss", "cfg.ethnl.rss_set({...})",
+                          "vx3: the device hashes TCP over IP addresses "
+                          "and optionally ports, other IP packets over "
+                          "addresses only: Invalid argument"),
+               cmd_failure("ethtool -L eth0 combined 5",
+                           "netlink error: requested channel count "
+                           "exceeds maximum (offset 36)"),
+               HITLESS]
+        for block in yes:
+            self.assertTrue(urss._limit(block, 4), block)
+
+    def test_not_limits(self):
+        no = [
+            # within the maximum: the driver refused a count it offers
+            cmd_failure("ethtool -L eth0 combined 3",
+                        "netlink error: requested channel count exceeds "
+                        "maximum (offset 36)"),
+            # a field set refused without a message
+            nl_failure("set_rss", "cfg.ethnl.rss_set({...})",
+                       "Invalid argument"),
+            # a context refused, then something else failed too
+            cmd_failure("ethtool -X eth0 context new",
+                        "Operation not supported") +
+            "# Check failed 1 != 2\n",
+            # the key update also dropped packets
+            HITLESS + "# Check failed 3 != 0\n",
+            # another exception
+            TB + "# Exception| KeyError: 'rss-hash-key'\n"]
+        for block in no:
+            self.assertIsNone(urss._limit(block, 4), block)
+
+
+class ToeplitzVerdicts(unittest.TestCase):
+    """hw/toeplitz.py: a UDP subcase is a skip only if its frames do not
+    carry the address hash (an L3 hash AF_PACKET replaced); too few
+    frames pass only if every one was verified."""
+
+    KEY = bytes(range(1, 41))
+    SA, DA = "198.18.1.1", "198.18.1.2"
+
+    def frames(self, hashes):
+        return "\n".join(f"# Exception|  cpu 0: rx_hash 0x{h:08x} [saddr "
+                         f"{self.SA} daddr {self.DA} sport 4000 dport 5000]"
+                         f" != expected 0x1" for h in hashes)
+
+    def verdict(self, name, text, udp_ports=False, key=KEY):
+        res = [(False, name, "")]
+        return urss._toeplitz_verdicts(res, {name: text}, key,
+                                       {"udp4": udp_ports,
+                                        "udp6": udp_ports})[0]
+
+    def test_udp(self):
+        addr = toeplitz(self.KEY, socket.inet_aton(self.SA) +
+                        socket.inet_aton(self.DA))
+        ok, _, dr = self.verdict("toeplitz.test.udp_ipv4",
+                                 self.frames([addr ^ 1, addr ^ 2]))
+        self.assertTrue(ok)
+        self.assertTrue(dr.startswith("SKIP"))
+        with self.assertRaises(AssertionError):
+            self.verdict("toeplitz.test.rss_udp_ipv4",
+                         self.frames([addr ^ 1, addr]))
+        with self.assertRaises(AssertionError):
+            self.verdict("toeplitz.test.udp_ipv4", "count: pass=0")
+        # the driver says it hashes the ports: the receiver's verdict
+        self.assertFalse(self.verdict("toeplitz.test.udp_ipv4",
+                                      self.frames([addr ^ 1]),
+                                      udp_ports=True)[0])
+        # no key reported: nothing to judge by
+        self.assertFalse(self.verdict("toeplitz.test.udp_ipv4",
+                                      self.frames([addr ^ 1]), key=None)[0])
+
+    def test_too_few(self):
+        few = "toeplitz: too few frames for verification\n"
+        self.assertTrue(self.verdict("toeplitz.test.tcp_ipv4",
+                                     "count: pass=9 nohash=0 fail=0\n" +
+                                     few)[0])
+        self.assertFalse(self.verdict("toeplitz.test.tcp_ipv4",
+                                      "count: pass=8 nohash=0 fail=1\n" +
+                                      few)[0])
+        self.assertFalse(self.verdict("toeplitz.test.tcp_ipv4",
+                                      "count: pass=0 nohash=0 fail=0\n" +
+                                      few)[0])
+        self.assertFalse(self.verdict("toeplitz.test.tcp_ipv4",
+                                      "count: pass=40 nohash=0 fail=2\n")[0])
 
 
 if __name__ == "__main__":

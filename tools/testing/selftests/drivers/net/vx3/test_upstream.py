@@ -30,8 +30,10 @@ the recipe, upstream-patches/ and upstream-bin/) into
 if any (library fixes only, never a test's assertions; none for 7.3),
 byte-compiled, and the helpers are built with the host's gcc and clang
 (BUILD). upstream-bin/ (the tree's vx3-bin/, first in the scripts' PATH)
-holds an ethtool that answers --json -l/-g/-c through YNL, which Debian
-12's ethtool 6.1 cannot.
+holds an ethtool that answers --json -l/-g/-c/-x through YNL, which Debian
+12's ethtool 6.1 cannot. The RSS scripts (hw/rss_*.py, hw/toeplitz.py)
+run from test_upstream_rss.py, on the rig's QEMU whose vmxnet3 model does
+RSS, through this harness.
 
 One case per upstream script. Every line the script prints is passed
 through as a TAP diagnostic ("# <script>: ..."). A case fails if the
@@ -89,8 +91,9 @@ CACHE = os.path.join(os.environ.get("VX3_CACHE", "/var/cache/vx3"),
 HERE = os.path.dirname(os.path.abspath(__file__))
 PATCHES = sorted(glob.glob(os.path.join(HERE, "upstream-patches", "*.patch")))
 # Stand-ins for host tools, first in the scripts' PATH (copied to the
-# extracted tree's vx3-bin/): upstream-bin/ethtool answers --json -l/-g/-c,
-# which Debian 12's ethtool 6.1 cannot (see the file).
+# extracted tree's vx3-bin/): upstream-bin/ethtool answers --json
+# -l/-g/-c/-x and what the RSS scripts ask of a newer ethtool, which
+# Debian 12's ethtool 6.1 cannot (see the file).
 SHIMS = sorted(glob.glob(os.path.join(HERE, "upstream-bin", "*")))
 # What the scripts import or source, kernel tree layout kept (their
 # libraries find YNL and the specs relative to the tree root), and the
@@ -102,14 +105,22 @@ MEMBERS = ["tools/testing/selftests/drivers/net",
            "tools/testing/selftests/kselftest.h",
            "tools/include/uapi",
            "tools/net/ynl",
-           "Documentation/netlink/specs"]
+           "tools/scripts",
+           "Documentation/netlink"]
 # The helpers the scripts run, as net/lib/Makefile, drivers/net/Makefile,
 # drivers/net/hw/Makefile and net/bpf.mk build them: C with the host's
 # gcc, the BPF objects with its clang (--target=bpf -O2 -g, clang's
 # system include dirs, the tree's uapi headers, Debian's libbpf headers).
-# Not built: the YNL C programs (psp_responder, ncdevmem, toeplitz: they
-# need tools/net/ynl's C library generated) and iou-zcrx (liburing >= 2.9,
-# Debian 12 has 2.3); see the cases of their scripts.
+# Of the YNL C programs, hw/toeplitz (test_upstream_rss.py): tools/net/ynl's
+# library for the ethtool and netdev families, generated from the specs
+# (Debian's python3, python3-yaml and python3-jsonschema; ynl_gen_c.py
+# finds the tree's root by its MAINTAINERS), built like the program with
+# 7.3's uapi headers, linux-libc-dev of the same version unpacked into
+# vx3-uapi/ (Debian 12's are 6.1's; installed headers, so without the
+# library's CFLAGS_<family> that force the tree's raw uapi headers in).
+# Not built: the other YNL C programs (psp_responder, ncdevmem: no device
+# here has PSP or devmem) and iou-zcrx (liburing >= 2.9, Debian 12 has
+# 2.3); see the cases of their scripts.
 BUILD = r"""set -e
 S=tools/testing/selftests
 cc() { gcc -O2 -Wall -I$S -o "$S/$1" "$S/$1.c"; }
@@ -121,6 +132,16 @@ for f in $S/net/lib/*.bpf.c $S/drivers/net/hw/*.bpf.c; do
     clang -O2 -g --target=bpf -Itools/include/uapi $sys -c "$f" \
         -o "${f%.c}.o"
 done
+U=$PWD/vx3-uapi/usr/include
+inc="-isystem $U -isystem $U/x86_64-linux-gnu"
+touch MAINTAINERS
+PATH=/usr/bin:$PATH CFLAGS="$inc" make -C tools/net/ynl UAPI_PATH=$U \
+    CFLAGS_ethtool= CFLAGS_netdev= GENS="ethtool netdev" RSTS= libynl.a \
+    >vx3-ynl.log 2>&1 ||
+    { cat vx3-ynl.log >&2; exit 1; }
+gcc -O2 -Wall -I$S $inc -Itools/net/ynl/lib -Itools/net/ynl/generated \
+    -o $S/drivers/net/hw/toeplitz $S/drivers/net/hw/toeplitz.c \
+    tools/net/ynl/libynl.a
 """
 # Host commands the scripts run (in the guest, from the host's /)
 HOST_TOOLS = ("bash", "python3", "iperf3", "socat", "ethtool", "ip", "ping",
@@ -160,6 +181,15 @@ def _selftests_dir():
             with open(p) as f:
                 subprocess.check_call(["patch", "-s", "-p1", "-d", tmp],
                                       stdin=f)
+        # The uapi headers of BUILD's YNL C programs (see there)
+        subprocess.check_call(["apt-get", "download", "-q", "-o",
+                               "APT::Sandbox::User=root",
+                               f"linux-libc-dev={ver}"], cwd=tmp,
+                              stdout=subprocess.DEVNULL)
+        deb, = glob.glob(os.path.join(tmp, "linux-libc-dev_*.deb"))
+        subprocess.check_call(["dpkg-deb", "-x", deb,
+                               os.path.join(tmp, "vx3-uapi")])
+        os.unlink(deb)
         subprocess.check_call(["bash", "-c", BUILD], cwd=tmp)
         os.mkdir(os.path.join(tmp, "vx3-bin"))
         for p in SHIMS:
@@ -187,6 +217,10 @@ def host_setup(host):
     if subprocess.call(["python3", "-c", "import yaml"],
                        stderr=subprocess.DEVNULL) != 0:
         missing.append("python3-yaml")
+    # BUILD's YNL code generator, with Debian's python3
+    if subprocess.call(["/usr/bin/python3", "-c", "import jsonschema, yaml"],
+                       stderr=subprocess.DEVNULL) != 0:
+        missing.append("python3-jsonschema")
     if missing:
         raise RuntimeError(f"host lacks {' '.join(missing)}: run "
                            f"scripts/vx3-deps.sh")
@@ -497,81 +531,6 @@ def test_csum(ctx):
               (", ".join(f"{k} +{after[k] - before.get(k, 0)}"
                          for k in sorted(after)) or "(none reported)"),
               flush=True)
-
-
-def test_rss_ctx(ctx):
-    """hw/rss_ctx.py: RSS key/indirection table, additional contexts.
-    Several of its subcases read the RSS configuration unconditionally:
-    on a device without RSS (ethtool -x refused) there is nothing to
-    test, the case skips with the device's answer. The script parses
-    ethtool --json -x/-c, which Debian 12's ethtool (6.1) lacks: then it
-    skips too."""
-    rc, out = _probe(ctx, "ethtool -x $IF 2>&1")
-    if rc != 0:
-        raise Skip(f"hw/rss_ctx.py: no RSS on the device (ethtool -x: "
-                   f"{' '.join(out.split()) or rc})")
-    _need_ethtool_json_x(ctx, "hw/rss_ctx.py")
-    _upstream(ctx, "hw/rss_ctx.py")
-
-
-def _need_ethtool_json_x(ctx, script):
-    """Skip if the rig's ethtool cannot print -x as JSON."""
-    rc, out = _probe(ctx, "ethtool --json -x $IF 2>&1")
-    if "bad command line" in out:
-        raise Skip(f"{script}: the rig's ethtool has no --json for -x and "
-                   f"-c, which the script parses (the device has RSS: "
-                   f"ethtool -x works)")
-
-
-def test_rss_drv(ctx):
-    """hw/rss_drv.py: the RSS indirection table across channel count
-    changes (sizes, periodic resizing, user tables that must not shrink).
-    It reads the table with ethtool --json -x: skips where the rig's
-    ethtool lacks that, as rss_ctx does."""
-    _need_ethtool_json_x(ctx, "hw/rss_drv.py")
-    _rss_script(ctx, "hw/rss_drv.py")
-
-
-def _rss_script(ctx, script):
-    """A script that reads or sets RSS unconditionally (EOPNOTSUPP fails
-    it): run if the device has RSS (ethtool -x works), else skip with
-    the device's answer."""
-    rc, out = _probe(ctx, "ethtool -x $IF 2>&1")
-    if rc != 0:
-        raise Skip(f"{script}: no RSS on the device (ethtool -x: "
-                   f"{' '.join(out.split()) or rc})")
-    _upstream(ctx, script)
-
-
-def test_rss_api(ctx):
-    """hw/rss_api.py: RSS through ethtool netlink (rss-get/set, flow hash
-    fields, input transformation), against ethtool's ioctl view."""
-    _rss_script(ctx, "hw/rss_api.py")
-
-
-def test_rss_flow_label(ctx):
-    """hw/rss_flow_label.py: RSS on the IPv6 flow label."""
-    _rss_script(ctx, "hw/rss_flow_label.py")
-
-
-def test_rss_input_xfrm(ctx):
-    """hw/rss_input_xfrm.py: RSS input transformation (symmetric-xor)."""
-    _rss_script(ctx, "hw/rss_input_xfrm.py")
-
-
-def test_toeplitz(ctx):
-    """hw/toeplitz.py: the Toeplitz hash the device computes. Its
-    receiver is the YNL C program toeplitz, which this rig does not build
-    (see BUILD): the case skips while it is missing. test_rss.py checks
-    every flow's Toeplitz hash against the device's key instead."""
-    binary = os.path.join(ctx.host.state["ksft"],
-                          "tools/testing/selftests/drivers/net/hw/toeplitz")
-    if not os.path.exists(binary):
-        raise Skip("hw/toeplitz.py: its receiver, the YNL C program "
-                   "hw/toeplitz, is not built on this rig (tools/net/ynl's "
-                   "C library is not generated); test_rss.py checks the "
-                   "device's Toeplitz hashes instead")
-    _rss_script(ctx, "hw/toeplitz.py")
 
 
 def test_so_txtime(ctx):
