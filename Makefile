@@ -69,7 +69,7 @@ check:
 # fails), then the VM
 # tests against the in-tree vmxnet3 (the reference) and the patched
 # vmxnet3 (scripts/vmxnet3-series/, built first).
-VX3_RELEASE_TESTS := intx pm qinq dkms
+VX3_RELEASE_TESTS := intx pm qinq dkms upstream.ping upstream_rss
 check-reference: deps
 	@$(MAKE) --no-print-directory modules
 	@rc=0; \
@@ -83,6 +83,8 @@ check-reference: deps
 		$(foreach t,$(VX3_RELEASE_TESTS),-t $(t)) || rc=1; \
 	$(PYTHON) $(CURDIR)/tools/testing/selftests/drivers/net/vx3/run.py \
 		--driver vx3 --kernel lts --summary -t dkms || rc=1; \
+	$(PYTHON) $(CURDIR)/tools/testing/selftests/drivers/net/vx3/run.py \
+		--driver vx3 --kernel debug --summary -t xsk.zc_churn || rc=1; \
 	$(PYTHON) $(CURDIR)/tools/testing/selftests/drivers/net/vx3/run.py \
 		--driver vmxnet3 --summary $(VMTEST_ARGS) || rc=1; \
 	$(CURDIR)/scripts/vmxnet3-series/patched.sh >/dev/null && \
