@@ -58,18 +58,19 @@ cd "$ROOT" || exit 1
 # in the background from the start: scripts/vx3-qemu.sh).
 # Not here: faultinject's fail-nth sweeps (15-30 minutes per path on the
 # debug kernel, make vmtest, see test_faultinject.py), upstream on the
-# debug kernel (30 minutes), and intx, pm's hibernation case, qinq, dkms,
-# upstream ping, the whole of upstream_rss, xsk.zc_churn on the debug
-# kernel and the bench smoke, which make check-reference runs with the vmxnet3
-# reference (VX3_RELEASE_TESTS in the Makefile): paths that change least,
-# left out for the 60-minute budget of a fresh machine.
+# debug kernel (30 minutes), and intx, pm's hibernation case, qinq,
+# dkms, upstream ping, the whole of upstream_rss, xsk.zc_churn on the
+# debug kernel and the bench smoke, which make check-reference runs with
+# the vmxnet3 reference (VX3_RELEASE_TESTS in the Makefile): paths that
+# change least, left out for the 60-minute budget of a fresh machine.
 # (VX3_STOCK_TESTS / VX3_DEBUG_TESTS / VX3_PATCHED_TESTS replace a lane's
 # list, to try the whole flow quickly.)
 # The lists run their files longest first (step 6).
 STOCK_TESTS=${VX3_STOCK_TESTS:-"upstream.stats
 	upstream.queues upstream.csum upstream.irq upstream.napi_id
 	upstream.ring_reconfig upstream.tso upstream.xdp_features
-	upstream_rss.toeplitz upstream_rss.rss_ctx reconfig conformance rss lifecycle xsk napi hwgro forward datapath
+	upstream_rss.toeplitz upstream_rss.rss_ctx reconfig conformance rss
+	lifecycle xsk napi hwgro forward datapath
 	stats pm.s3_resume smoke@swiotlb xdp.pass xdp.drop xdp.aborted
 	xdp.veth_xmit smoke@iommu dmaerr.xdp_xmit_map_err wol"}
 LTS_TESTS=${VX3_LTS_TESTS:-"reconfig.mtu_traffic reconfig.rings_traffic
