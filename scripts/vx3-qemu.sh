@@ -5,8 +5,16 @@
 # installed qemu-system-x86 (bookworm: 7.2), with the patches of
 # scripts/qemu/patches/ applied on top of Debian's, built once for
 # x86_64-softmmu only and cached in $VX3_CACHE/qemu/<version>-<key>/.
-# <key> hashes the patches and the configure options, so a new patch
-# builds a new QEMU and an unchanged one is reused.
+# <key> hashes the patches, the configure options and the device list,
+# so a new patch builds a new QEMU and an unchanged one is reused.
+# Of QEMU's devices it has only what the rig's guests are made of
+# (lib/vm.py): the q35 machine with its ISA serial port and its HPET
+# (without it the 7.3 guest marks its TSC unstable, and after an S3
+# resume a ping -W 3 gave no answer in 39 s: test_pm.py failed),
+# virtio-serial and virtio-9p over virtio-pci, PCIe root ports,
+# vmxnet3, and the Intel IOMMU of the "iommu" boot variant (for
+# VX3_QEMU=<this binary>): 7.2 CPU-minutes to build on idle cores, where
+# every x86 device took 11-13 in make check.
 #
 # The VM tests of a file that sets QEMU_PATCHED (test_pm.py, test_rss.py,
 # test_upstream_rss.py, whose harness shares the host's / over virtio-9p:
@@ -32,9 +40,13 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 VX3_CACHE=${VX3_CACHE:-/var/cache/vx3}
 PATCHES=$ROOT/scripts/qemu/patches
 CONFIGURE=(--target-list=x86_64-softmmu --without-default-features
+	--without-default-devices --with-devices-x86_64=vx3-rig
 	--disable-docs --disable-install-blobs --disable-werror
 	--enable-trace-backends=log --enable-virtfs --enable-attr --enable-cap-ng
 	--firmwarepath=/usr/share/qemu:/usr/share/seabios:/usr/lib/ipxe/qemu)
+DEVICES="CONFIG_Q35=y CONFIG_SERIAL_ISA=y CONFIG_VIRTIO_PCI=y
+CONFIG_VIRTIO_SERIAL=y CONFIG_VIRTIO_9P=y CONFIG_PCIE_PORT=y
+CONFIG_VMXNET3_PCI=y CONFIG_HPET=y CONFIG_VTD=y"
 FIRMWARE=(-L /usr/share/seabios -L /usr/share/qemu -L /usr/lib/ipxe/qemu)
 BUILD_DEPS="meson ninja-build pkg-config libglib2.0-dev libpixman-1-dev
 libfdt-dev zlib1g-dev libattr1-dev libcap-ng-dev dpkg-dev patch"
@@ -46,7 +58,7 @@ src_version() {
 }
 
 ver=$(src_version) || { log "qemu-system-x86 is not installed (scripts/vx3-deps.sh)"; exit 1; }
-key=$( { echo "${CONFIGURE[*]}"; cat "$PATCHES"/*.patch; } |
+key=$( { echo "${CONFIGURE[*]}" $DEVICES; cat "$PATCHES"/*.patch; } |
 	sha256sum | cut -c1-12)
 DIR=$VX3_CACHE/qemu/${ver#*:}-$key
 BIN=$DIR/qemu-system-x86_64
@@ -118,6 +130,8 @@ dpkg-source --no-check -x "$tmp"/qemu_*.dsc "$tmp/src" >/dev/null
 for p in "$PATCHES"/*.patch; do
 	patch -d "$tmp/src" -p1 -s <"$p" || { log "$(basename "$p") does not apply"; exit 1; }
 done
+# the device list, as the configs/devices file --with-devices-x86_64 names
+printf '%s\n' $DEVICES >"$tmp/src/configs/devices/x86_64-softmmu/vx3-rig.mak"
 mkdir "$tmp/build"
 (cd "$tmp/build" && "$tmp/src/configure" "${CONFIGURE[@]}" \
 	--prefix="$DIR/inst") >"$tmp/configure.log" 2>&1 || {
