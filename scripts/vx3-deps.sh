@@ -59,7 +59,7 @@ SPARSE_DIR=$VX3_CACHE/sparse-$SPARSE_VER
 SRC_TAR=/usr/src/linux-source-$NEW_SERIES.tar.xz
 SRC_DIR=$VX3_CACHE/linux-source-$NEW_SERIES
 
-BASE_PKGS="qemu-system-x86 linux-source-$LTS_SERIES sparse iperf sysstat
+BASE_PKGS="qemu-system-x86 sparse iperf sysstat
 ethtool busybox-static cpio iproute2 gnuplot-nox netsniff-ng socat libc6-dev
 python3 python3-docutils kmod xz-utils make gcc perl linux-perf
 tcpdump
