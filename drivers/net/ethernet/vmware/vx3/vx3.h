@@ -46,13 +46,10 @@ struct xsk_buff_pool;
 #define VX3_RX_COPYBREAK_MAX		VX3_RXD_MAX_LEN
 #define VX3_RX_REFILL_BATCH		16
 
-/* Descriptors the largest skb can need: the head and every frag may each
- * end in a partial 16 KiB descriptor, and the whole packet (at most
- * GSO_LEGACY_MAX_SIZE bytes: vx3 does not raise tso_max_size) fills the
- * rest.
+/* Descriptors the largest packet may take: a TSO packet's most
+ * (vx3_features_check() has the core copy a packet that would take more)
  */
-#define VX3_TX_DESC_NEEDED \
-	(MAX_SKB_FRAGS + 1 + DIV_ROUND_UP(GSO_LEGACY_MAX_SIZE, VX3_TXD_MAX_LEN))
+#define VX3_TX_DESC_NEEDED		VX3_TX_MAX_DESC_TSO
 #define VX3_TX_WAKE_THRESH		(2 * VX3_TX_DESC_NEEDED)
 
 /* An RX queue without head buffers is refilled again after this long */
@@ -486,6 +483,8 @@ struct vx3_hw_stats {
  * @rss_on: the device was activated with RSS (cmd_lock)
  * @wol: WAKE_* events the user enabled (rtnl)
  * @qs: queues of the running configuration, NULL while down
+ * @wake_qs: queues the device receives into while Wake-on-LAN is armed
+ *	     (suspended or powered off), freed at resume
  * @xdp_qs: the running queue set, for ndo_xdp_xmit; NULL while down
  * @xdp_prog: the attached XDP program (rtnl), or NULL
  * @cfg: configuration used at the next open
@@ -522,6 +521,7 @@ struct vx3_priv {
 	bool rss_on;
 	u32 wol;
 	struct vx3_qset *qs;
+	struct vx3_qset *wake_qs;
 	struct vx3_qset __rcu *xdp_qs;
 	struct bpf_prog *xdp_prog;
 	struct vx3_cfg cfg;
@@ -597,6 +597,7 @@ void vx3_tx_ring_drain(struct vx3_tx_ring *tx);
 bool vx3_tx_clean(struct vx3_tx_ring *tx, int budget);
 netdev_tx_t vx3_start_xmit(struct sk_buff *skb, struct net_device *netdev);
 u32 vx3_tx_free_desc(const struct vx3_tx_ring *tx);
+u32 vx3_tx_desc_count(const struct sk_buff *skb);
 bool vx3_tx_csum_fields(u32 start, u32 offset, u32 len, u32 *w2, u32 *w3);
 void vx3_tx_post(struct vx3_tx_ring *tx, u32 *pos, dma_addr_t dma, u32 len,
 		 enum vx3_tx_map map, u32 w2, u32 w3, u32 first);
@@ -643,7 +644,7 @@ extern const struct xdp_metadata_ops vx3_xdp_metadata_ops;
 
 /* vx3_xsk.c */
 int vx3_xsk_setup_pool(struct vx3_priv *priv, struct xsk_buff_pool *pool,
-		       u16 qid, struct netlink_ext_ack *extack);
+		       u16 qid);
 int vx3_xsk_wakeup(struct net_device *netdev, u32 qid, u32 flags);
 bool vx3_xsk_check_mtu(const struct vx3_priv *priv, u32 mtu);
 bool vx3_xsk_any(const struct vx3_cfg *cfg);

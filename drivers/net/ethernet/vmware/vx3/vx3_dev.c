@@ -362,8 +362,16 @@ static void vx3_write_rss_conf(struct vx3_priv *priv, struct vx3_qset *qs)
 /* Caller holds cmd_lock */
 static void vx3_write_shared(struct vx3_priv *priv, struct vx3_qset *qs)
 {
+	netdev_features_t features = priv->netdev->features;
 	struct vx3_shared *sh = priv->shared;
 	u32 gos, i;
+
+	/* A queue with an AF_XDP pool takes frames of one buffer: the device
+	 * does not aggregate for such a queue set, also before
+	 * netdev_update_features() has turned LRO off
+	 */
+	if (vx3_xsk_any(&qs->cfg))
+		features &= ~NETIF_F_LRO;
 
 	gos = FIELD_PREP(VX3_GOS_BITS, IS_ENABLED(CONFIG_64BIT) ?
 			 VX3_GOS_BITS_64 : VX3_GOS_BITS_32) |
@@ -374,8 +382,7 @@ static void vx3_write_shared(struct vx3_priv *priv, struct vx3_qset *qs)
 	sh->rev_spt = cpu_to_le32(VX3_REV_1);
 	sh->upt_spt = cpu_to_le32(VX3_UPT_1);
 	vx3_write_rss_conf(priv, qs);
-	sh->upt_features =
-		cpu_to_le64(vx3_upt_features(priv, priv->netdev->features));
+	sh->upt_features = cpu_to_le64(vx3_upt_features(priv, features));
 	sh->queue_desc_pa = cpu_to_le64(qs->qdesc_dma);
 	sh->queue_desc_len = cpu_to_le32(qs->qdesc_size);
 	sh->mtu = cpu_to_le32(qs->cfg.mtu);
@@ -461,10 +468,10 @@ void vx3_reset_dev(struct vx3_priv *priv)
  * @arm: true: wake on the events of @priv->wol; false: on none
  *
  * Writes the power management configuration and its descriptor in
- * DriverShared and makes the device read them. A device that is not
- * active may have forgotten the DriverShared address (RESET_DEV does),
- * and the command reads DriverShared wherever it is registered: so the
- * address is given again first.
+ * DriverShared; an active device is told to read them (UPDATE_PMCFG).
+ * Only an active device looks at frames, and the interface defines the
+ * command for one: an inactive device reads the configuration at its
+ * next activation.
  */
 void vx3_write_pm_conf(struct vx3_priv *priv, bool arm)
 {
@@ -482,13 +489,8 @@ void vx3_write_pm_conf(struct vx3_priv *priv, bool arm)
 	sh->pm_conf.ver = cpu_to_le32(VX3_PM_CONF_VER);
 	sh->pm_conf.len = cpu_to_le32(sizeof(*pm));
 	sh->pm_conf.pa = cpu_to_le64(priv->pm_conf_dma);
-	if (!priv->active) {
-		writel(lower_32_bits(priv->shared_dma),
-		       priv->bar1 + VX3_REG_DSAL);
-		writel(upper_32_bits(priv->shared_dma),
-		       priv->bar1 + VX3_REG_DSAH);
-	}
-	vx3_cmd_noread(priv, VX3_CMD_UPDATE_PMCFG);
+	if (priv->active)
+		vx3_cmd_noread(priv, VX3_CMD_UPDATE_PMCFG);
 	spin_unlock_irqrestore(&priv->cmd_lock, flags);
 }
 

@@ -596,13 +596,17 @@ static void vx3_get_wol(struct net_device *netdev,
 			struct ethtool_wolinfo *wol)
 {
 	struct vx3_priv *priv = netdev_priv(netdev);
+	struct device *dev = &priv->pdev->dev;
 
-	wol->supported = VX3_WOL_SUPPORTED;
-	wol->wolopts = priv->wol;
+	wol->supported = device_can_wakeup(dev) ? VX3_WOL_SUPPORTED : 0;
+	/* What suspend arms: nothing while the PM core's wakeup setting
+	 * (power/wakeup) is off
+	 */
+	wol->wolopts = device_may_wakeup(dev) ? priv->wol : 0;
 }
 
-/* The events are armed when the machine suspends or powers off; turning
- * them off also disarms the device now.
+/* The events are armed when the machine suspends or powers off, on the
+ * active device (vx3_arm_wol()); turning them off also tells the device.
  */
 static int vx3_set_wol(struct net_device *netdev,
 		       struct ethtool_wolinfo *wol)
@@ -610,7 +614,8 @@ static int vx3_set_wol(struct net_device *netdev,
 	struct vx3_priv *priv = netdev_priv(netdev);
 	int err;
 
-	if (wol->wolopts & ~VX3_WOL_SUPPORTED)
+	if (wol->wolopts & ~VX3_WOL_SUPPORTED ||
+	    (wol->wolopts && !device_can_wakeup(&priv->pdev->dev)))
 		return -EOPNOTSUPP;
 
 	err = device_set_wakeup_enable(&priv->pdev->dev, !!wol->wolopts);

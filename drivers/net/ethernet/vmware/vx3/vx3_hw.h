@@ -430,6 +430,13 @@ static_assert(sizeof(struct vx3_desc) == 16);
 /* A TX descriptor carries at most 16 KiB; length 0 encodes 16384 */
 #define VX3_TXD_MAX_LEN			16384
 
+/* A packet takes at most 16 descriptors, a TSO packet 24; a checksum
+ * field (checksum offload) ends at most 1024 bytes into the frame
+ */
+#define VX3_TX_MAX_DESC			16
+#define VX3_TX_MAX_DESC_TSO		24
+#define VX3_TX_MAX_CSUM_END		1024
+
 /* TX completion, w0 */
 #define VX3_TXC_IDX			GENMASK(11, 0)
 

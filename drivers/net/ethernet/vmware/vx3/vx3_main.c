@@ -247,35 +247,16 @@ err_irqs:
 	return err;
 }
 
-/**
- * vx3_down() - stop the device and its queues
- * @priv: driver private data
- * @qs: the running queue set
- *
- * After this the device does no DMA and raises no interrupt; the queues
- * keep their RX buffers so they can be started again or freed. The
- * carrier is left alone: a reconfiguration swaps the queues under it,
- * and a close or a reset turns it off.
- *
- * Context: rtnl held.
+/* Stop polling, interrupt handling and transmitting on a running queue
+ * set; the device is left as it is.
  */
-void vx3_down(struct vx3_priv *priv, struct vx3_qset *qs)
+static void vx3_stop_datapath(struct vx3_priv *priv, struct vx3_qset *qs)
 {
 	struct net_device *netdev = priv->netdev;
 	u32 i;
 
-	/* No ndo_xdp_xmit may post to an XDP ring once it is drained */
-	RCU_INIT_POINTER(priv->xdp_qs, NULL);
-	synchronize_net();
-
-	/* The device clears its counters at the next activation */
-	spin_lock_bh(&priv->stats_lock);
-	vx3_read_hw_stats(priv, qs, &priv->hw_base);
-	vx3_reset_dev(priv);
-	spin_unlock_bh(&priv->stats_lock);
-
 	/* NAPI goes first: a TX completion would wake a stopped queue. A
-	 * packet queued meanwhile waits on the ring and is freed below.
+	 * packet queued meanwhile waits on the ring and is freed with it.
 	 */
 	for (i = 0; i < qs->num_vec; i++) {
 		struct vx3_vector *vec = qs->vec[i];
@@ -295,6 +276,33 @@ void vx3_down(struct vx3_priv *priv, struct vx3_qset *qs)
 	netif_tx_disable(netdev);
 	vx3_free_irqs(priv, qs, qs->num_vec,
 		      priv->intr_mode == VX3_INTR_MSIX);
+}
+
+/**
+ * vx3_down() - stop the device and its queues
+ * @priv: driver private data
+ * @qs: the running queue set
+ *
+ * After this the device does no DMA and raises no interrupt; the queues
+ * keep their RX buffers so they can be started again or freed. The
+ * carrier is left alone: a reconfiguration swaps the queues under it,
+ * and a close or a reset turns it off.
+ *
+ * Context: rtnl held.
+ */
+void vx3_down(struct vx3_priv *priv, struct vx3_qset *qs)
+{
+	/* No ndo_xdp_xmit may post to an XDP ring once it is drained */
+	RCU_INIT_POINTER(priv->xdp_qs, NULL);
+	synchronize_net();
+
+	/* The device clears its counters at the next activation */
+	spin_lock_bh(&priv->stats_lock);
+	vx3_read_hw_stats(priv, qs, &priv->hw_base);
+	vx3_reset_dev(priv);
+	spin_unlock_bh(&priv->stats_lock);
+
+	vx3_stop_datapath(priv, qs);
 	vx3_qset_drain(qs);
 }
 
@@ -473,20 +481,44 @@ static void vx3_remove(struct pci_dev *pdev)
 	free_netdev(netdev);
 }
 
-/* With Wake-on-LAN enabled, tell the device to wake the machine on the
- * user's events; the device is reset, so it does nothing else. Returns
- * whether wake-up was armed.
+/* Wake-on-LAN is armed on an active device, which is the one that looks
+ * at frames: the datapath stops (no poll, no interrupt, no transmit),
+ * and the queues stay allocated, for the device to receive into, until
+ * resume resets the device and frees them (@priv->wake_qs). Their
+ * counters and the device's move into the base totals now.
  */
-static bool vx3_arm_wol(struct vx3_priv *priv)
+static void vx3_arm_wol(struct vx3_priv *priv)
 {
-	if (!priv->wol)
-		return false;
+	struct vx3_qset *qs;
+	int i;
+
+	RCU_INIT_POINTER(priv->xdp_qs, NULL);
+	synchronize_net();
+	for (i = 0; i < priv->num_irqs; i++)
+		writel(1, priv->bar0 + VX3_REG_IMR(i));
+	vx3_stop_datapath(priv, priv->qs);
+	netif_carrier_off(priv->netdev);
+	qs = vx3_swap_qset(priv, NULL);
+	spin_lock_bh(&priv->stats_lock);
+	vx3_read_hw_stats(priv, qs, &priv->hw_base);
+	spin_unlock_bh(&priv->stats_lock);
+	priv->wake_qs = qs;
 	vx3_write_pm_conf(priv, true);
-	return true;
 }
 
-/* Suspend, freeze and poweroff: the queues are freed as by a close; the
- * device loses its state (S3 resets it), so nothing else is kept.
+/* Whether suspend or power-off arms Wake-on-LAN: the user asked for it,
+ * the PCI function may wake the machine, and the interface is up (a
+ * device that was never activated looks at no frame)
+ */
+static bool vx3_wol_armable(struct vx3_priv *priv)
+{
+	return priv->wol && device_may_wakeup(&priv->pdev->dev) &&
+	       netif_running(priv->netdev) && priv->qs;
+}
+
+/* Suspend, freeze and poweroff: the queues are freed as by a close, unless
+ * Wake-on-LAN keeps the device active; the device loses its state (S3
+ * resets it), so nothing else is kept.
  */
 static int vx3_suspend(struct device *dev)
 {
@@ -495,13 +527,15 @@ static int vx3_suspend(struct device *dev)
 
 	rtnl_lock();
 	netif_device_detach(netdev);
-	if (netif_running(netdev))
+	if (vx3_wol_armable(priv))
+		vx3_arm_wol(priv);
+	else if (netif_running(netdev))
 		vx3_close_queues(priv);
 	rtnl_unlock();
 	cancel_work_sync(&priv->reset_work);
 
-	writel(VX3_CMD_RESET_DEV, priv->bar1 + VX3_REG_CMD);
-	vx3_arm_wol(priv);
+	if (!priv->wake_qs)
+		writel(VX3_CMD_RESET_DEV, priv->bar1 + VX3_REG_CMD);
 	return 0;
 }
 
@@ -514,19 +548,30 @@ static int vx3_resume(struct device *dev)
 	struct vx3_priv *priv = netdev_priv(netdev);
 	int err;
 
+	/* Resets the device first, also when it fails */
 	err = vx3_dev_init(priv);
-	if (err)
-		return err;
-	if (priv->wol)
-		vx3_write_pm_conf(priv, false);
 
 	rtnl_lock();
+	/* The queues the device kept receiving into while it was armed */
+	if (priv->wake_qs) {
+		vx3_qset_drain(priv->wake_qs);
+		vx3_free_qset(priv, priv->wake_qs);
+		priv->wake_qs = NULL;
+	}
+	if (err) {
+		rtnl_unlock();
+		return err;
+	}
+	/* Disarmed before the activation reads it, and told again after */
+	vx3_write_pm_conf(priv, false);
 	if (netif_running(netdev)) {
 		err = vx3_open_queues(priv);
 		if (err) {
 			netdev_err(netdev, "cannot restart after resume (%d), closing\n",
 				   err);
 			dev_close(netdev);
+		} else if (priv->wol) {
+			vx3_write_pm_conf(priv, false);
 		}
 	}
 	netif_device_attach(netdev);
@@ -543,15 +588,19 @@ static void vx3_shutdown(struct pci_dev *pdev)
 
 	rtnl_lock();
 	netif_device_detach(netdev);
-	if (netif_running(netdev))
+	/* Only a powered-off machine is woken; the rest reboots */
+	if (system_state == SYSTEM_POWER_OFF && vx3_wol_armable(priv))
+		vx3_arm_wol(priv);
+	else if (netif_running(netdev))
 		dev_close(netdev);
 	rtnl_unlock();
 
+	if (priv->wake_qs) {
+		pci_wake_from_d3(pdev, true);
+		return;
+	}
 	/* A kexec'd kernel finds a quiet device */
 	writel(VX3_CMD_RESET_DEV, priv->bar1 + VX3_REG_CMD);
-	/* Only a powered-off machine is woken; the rest reboots */
-	if (system_state == SYSTEM_POWER_OFF && vx3_arm_wol(priv))
-		pci_wake_from_d3(pdev, true);
 	pci_clear_master(pdev);
 }
 

@@ -82,14 +82,25 @@ static netdev_features_t vx3_features_check(struct sk_buff *skb,
 					    struct net_device *netdev,
 					    netdev_features_t features)
 {
-	/* The descriptor holds a 10-bit header length and a 14-bit MSS */
+	bool gso = skb_is_gso(skb);
+
+	/* The interface's limits: a checksum field in the first 1024 bytes,
+	 * a 10-bit header length and a 14-bit MSS for TSO
+	 */
 	if (skb->ip_summed == CHECKSUM_PARTIAL &&
-	    skb_checksum_start_offset(skb) > FIELD_MAX(VX3_TXD_HLEN))
+	    skb_checksum_start_offset(skb) + skb->csum_offset >
+	    VX3_TX_MAX_CSUM_END)
 		features &= ~(NETIF_F_CSUM_MASK | NETIF_F_GSO_MASK);
-	if (skb_is_gso(skb) &&
+	if (gso &&
 	    (skb_shinfo(skb)->gso_size > FIELD_MAX(VX3_TXD_MSSCOF) ||
 	     skb_tcp_all_headers(skb) > FIELD_MAX(VX3_TXD_HLEN)))
 		features &= ~NETIF_F_GSO_MASK;
+	/* and at most 16 descriptors for a packet, 24 for a TSO packet: the
+	 * core linearises a longer one, or segments it into linear packets
+	 */
+	if (vx3_tx_desc_count(skb) > (gso ? VX3_TX_MAX_DESC_TSO :
+					    VX3_TX_MAX_DESC))
+		features &= ~(NETIF_F_SG | NETIF_F_GSO_MASK);
 	return vlan_features_check(skb, features);
 }
 
@@ -399,13 +410,16 @@ static void vx3_get_stats64(struct net_device *netdev,
 	stats->rx_bytes = t.rx[VX3_RXS_BYTES];
 	/* Each drop is counted once: errors the device or its completions
 	 * report, frames too long for the MTU, packets vx3 had no memory or
-	 * frags for; the device's own buffer exhaustion is rx_missed_errors.
+	 * frags for, XDP_REDIRECT frames their target refused (an XDP_TX
+	 * frame the XDP ring could not take is in tx_dropped); the device's
+	 * own buffer exhaustion is rx_missed_errors.
 	 */
 	stats->rx_length_errors = t.rx[VX3_RXS_DROP_OVERSIZE];
 	stats->rx_errors = t.rx[VX3_RXS_DROP_ERR] + t.rx[VX3_RXS_DROP_BAD] +
 			   t.rx[VX3_RXS_DROP_OVERSIZE];
 	stats->rx_dropped = t.rx[VX3_RXS_DROP_NOMEM] +
-			    t.rx[VX3_RXS_DROP_FRAGS];
+			    t.rx[VX3_RXS_DROP_FRAGS] +
+			    t.rx[VX3_RXS_XDP_REDIRECT_ERR];
 	stats->rx_missed_errors = hw.rx_out_of_buf;
 
 	/* What the device completed, as in the queue statistics; that

@@ -31,6 +31,12 @@ static u32 vx3_rx_head_truesize(u32 mtu, u32 headroom)
 	u32 size = SKB_DATA_ALIGN(headroom + mtu + VLAN_ETH_HLEN) +
 		   VX3_RX_SHINFO_SIZE;
 
+	/* Under XDP a head buffer is a page, as a body buffer is:
+	 * bpf_xdp_adjust_tail() grows a multi-buffer frame only where the
+	 * frame size (a head buffer's) is the frag size (a body buffer's)
+	 */
+	if (headroom == VX3_RX_XDP_HEADROOM)
+		return PAGE_SIZE;
 	return min_t(u32, roundup_pow_of_two(size), PAGE_SIZE);
 }
 
@@ -681,7 +687,7 @@ int vx3_rx_clean(struct vx3_rx_queue *rxq, int budget, bool *bad)
 			consumed = 0;
 		}
 
-		if ((c->w[3] & cpu_to_le32(VX3_COMP_GEN)) != gen)
+		if ((READ_ONCE(c->w[3]) & cpu_to_le32(VX3_COMP_GEN)) != gen)
 			break;
 		dma_rmb();
 

@@ -172,7 +172,14 @@ static void vx3_tx_stat_inc(struct vx3_tx_ring *tx, enum vx3_tx_stat idx)
 	u64_stats_update_end(&tx->stats.syncp);
 }
 
-static u32 vx3_tx_desc_count(const struct sk_buff *skb)
+/**
+ * vx3_tx_desc_count() - descriptors a packet takes
+ * @skb: the packet
+ *
+ * Return: one descriptor per VX3_TXD_MAX_LEN bytes of the head and of
+ * each frag, rounded up.
+ */
+u32 vx3_tx_desc_count(const struct sk_buff *skb)
 {
 	u32 n = DIV_ROUND_UP(skb_headlen(skb), VX3_TXD_MAX_LEN);
 	u32 i;
@@ -191,8 +198,8 @@ static u32 vx3_tx_desc_count(const struct sk_buff *skb)
  * @w2: gets the checksum offset field of the descriptors
  * @w3: gets their offload mode and checksum start
  *
- * The device checksums TCP and UDP only, and its fields are 10 (start)
- * and 14 bits (offset) wide.
+ * The device checksums TCP and UDP only, with the L4 header in the first
+ * 1023 bytes and the checksum field in the first 1024.
  *
  * Return: false, with @w2 and @w3 untouched, if the device cannot do it.
  */
@@ -202,6 +209,7 @@ bool vx3_tx_csum_fields(u32 start, u32 offset, u32 len, u32 *w2, u32 *w3)
 	    offset != offsetof(struct udphdr, check))
 		return false;
 	if (start > FIELD_MAX(VX3_TXD_HLEN) ||
+	    start + offset > VX3_TX_MAX_CSUM_END ||
 	    start + offset + sizeof(__sum16) > len)
 		return false;
 	*w2 |= FIELD_PREP(VX3_TXD_MSSCOF, start + offset);
@@ -412,8 +420,10 @@ netdev_tx_t vx3_start_xmit(struct sk_buff *skb, struct net_device *netdev)
 
 	tx = &priv->qs->vec[skb_get_queue_mapping(skb)]->tx;
 
+	/* vx3_features_check() made the core copy a longer chain */
 	need = vx3_tx_desc_count(skb);
-	if (unlikely(need > VX3_TX_DESC_NEEDED)) {
+	if (unlikely(need > (skb_is_gso(skb) ? VX3_TX_MAX_DESC_TSO :
+						VX3_TX_MAX_DESC))) {
 		vx3_tx_drop(tx, skb, VX3_TXS_DROPS,
 			    SKB_DROP_REASON_PKT_TOO_BIG);
 		return NETDEV_TX_OK;

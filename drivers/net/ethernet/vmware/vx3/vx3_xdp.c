@@ -187,7 +187,9 @@ static struct sk_buff *vx3_xdp_build_skb(struct vx3_rx_queue *rxq)
  * bidirectionally: it is only synced. A frame from ndo_xdp_xmit is
  * mapped here and unmapped at completion.
  *
- * Return: 0, -ENOSPC if the ring is full or -ENOMEM if a mapping failed.
+ * Return: 0, -EMSGSIZE if the frame takes more descriptors than the
+ * device allows a packet, -ENOSPC if the ring is full or -ENOMEM if a
+ * mapping failed (counted as map_err).
  */
 int vx3_xdp_post(struct vx3_tx_ring *tx, struct xdp_frame *frame,
 		 enum vx3_tx_type type)
@@ -207,6 +209,8 @@ int vx3_xdp_post(struct vx3_tx_ring *tx, struct xdp_frame *frame,
 			need += DIV_ROUND_UP(skb_frag_size(&sinfo->frags[i]),
 					     VX3_TXD_MAX_LEN);
 	}
+	if (need > VX3_TX_MAX_DESC)
+		return -EMSGSIZE;
 	/* The device may have completed frames the RX queue's NAPI has not
 	 * reclaimed yet (a redirect flood from another CPU outruns it), or
 	 * the ring may hold frames still waiting for their doorbell (a poll
@@ -276,7 +280,7 @@ static bool vx3_xdp_tx(struct vx3_rx_queue *rxq)
 
 	spin_lock(&tx->xdp_lock);
 	err = vx3_xdp_post(tx, frame, VX3_TX_XDP_TX);
-	if (err == -ENOSPC)
+	if (err && err != -ENOMEM)
 		vx3_xdp_tx_stat_add(tx, VX3_TXS_DROPS, 1);
 	spin_unlock(&tx->xdp_lock);
 	return !err;
@@ -576,7 +580,8 @@ const struct xdp_metadata_ops vx3_xdp_metadata_ops = {
  * @bpf: the command
  *
  * Context: rtnl held.
- * Return: 0 or a negative errno, with the reason in @bpf->extack.
+ * Return: 0 or a negative errno, with the reason in @bpf->extack for a
+ * program, in the kernel log for an AF_XDP pool.
  */
 int vx3_bpf(struct net_device *netdev, struct netdev_bpf *bpf)
 {
@@ -586,8 +591,7 @@ int vx3_bpf(struct net_device *netdev, struct netdev_bpf *bpf)
 				     bpf->extack);
 	case XDP_SETUP_XSK_POOL:
 		return vx3_xsk_setup_pool(netdev_priv(netdev),
-					  bpf->xsk.pool, bpf->xsk.queue_id,
-					  bpf->extack);
+					  bpf->xsk.pool, bpf->xsk.queue_id);
 	default:
 		return -EINVAL;
 	}

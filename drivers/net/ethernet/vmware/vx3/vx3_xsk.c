@@ -32,25 +32,6 @@
 /* Buffers asked of the pool at once while filling ring 0 */
 #define VX3_XSK_ALLOC_BATCH	32
 
-/* The AF_XDP core passes no extack with a pool: the reason why a bind
- * fails is logged then
- */
-static __printf(3, 4) void vx3_xsk_err(struct vx3_priv *priv,
-				       struct netlink_ext_ack *extack,
-				       const char *fmt, ...)
-{
-	char msg[NETLINK_MAX_FMTMSG_LEN];
-	va_list args;
-
-	va_start(args, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, args);
-	va_end(args);
-	if (extack)
-		NL_SET_ERR_MSG_FMT_MOD(extack, "%s", msg);
-	else
-		netdev_err(priv->netdev, "%s\n", msg);
-}
-
 /**
  * vx3_xsk_buf_len() - bytes of a frame one AF_XDP buffer holds
  * @pool: the pool
@@ -112,35 +93,40 @@ static int vx3_xsk_enable(struct vx3_priv *priv, struct xsk_buff_pool *pool,
 	struct vx3_cfg cfg = priv->cfg;
 	int err;
 
+	if (qid >= VX3_MAX_RXQ || qid >= priv->cfg.num_rxq) {
+		NL_SET_ERR_MSG_FMT_MOD(extack, "no RX queue %u", qid);
+		return -EINVAL;
+	}
 	if (priv->cfg.xsk_pool[qid]) {
-		vx3_xsk_err(priv, extack,
-			    "RX queue %u has an AF_XDP pool already", qid);
+		NL_SET_ERR_MSG_FMT_MOD(extack,
+				       "RX queue %u has an AF_XDP pool already",
+				       qid);
 		return -EBUSY;
 	}
-	if (netdev->features & NETIF_F_LRO) {
-		vx3_xsk_err(priv, extack,
-			    "AF_XDP zero-copy needs LRO off: an aggregate does not fit one frame");
-		return -EOPNOTSUPP;
-	}
 	if (!vx3_xsk_mtu_fits(pool, netdev->mtu)) {
-		vx3_xsk_err(priv, extack,
-			    "MTU %u does not fit the AF_XDP frame of %u bytes",
-			    netdev->mtu, vx3_xsk_buf_len(pool));
+		NL_SET_ERR_MSG_FMT_MOD(extack,
+				       "MTU %u does not fit the AF_XDP frame of %u bytes",
+				       netdev->mtu, vx3_xsk_buf_len(pool));
 		return -EINVAL;
 	}
 
 	err = xsk_pool_dma_map(pool, &priv->pdev->dev, 0);
 	if (err) {
-		vx3_xsk_err(priv, extack, "cannot map the AF_XDP UMEM for DMA");
+		NL_SET_ERR_MSG_MOD(extack,
+				   "cannot map the AF_XDP UMEM for DMA");
 		return err;
 	}
+	/* The device does not aggregate for the new queues
+	 * (vx3_write_shared()); LRO is off from now on until the last pool
+	 * goes, and on again then if the user has it on
+	 * (vx3_fix_features()).
+	 */
 	cfg.xsk_pool[qid] = pool;
 	err = vx3_reconfigure(priv, &cfg, extack);
 	if (err) {
 		xsk_pool_dma_unmap(pool, 0);
 		return err;
 	}
-	/* LRO stays off while a pool is in use (vx3_fix_features()) */
 	netdev_update_features(netdev);
 	return 0;
 }
@@ -177,27 +163,33 @@ static int vx3_xsk_disable(struct vx3_priv *priv, u16 qid,
  * @priv: driver private data
  * @pool: the pool to use on @qid, NULL to stop using one
  * @qid: the RX queue
- * @extack: netlink extended ACK for errors
  *
  * The queues are replaced by ones that take their buffers from the pool
  * (or from the page_pool again), new ones first: on failure the old ones
  * keep running. Removing a pool cannot fail; if the new queues cannot be
  * started then, the interface is closed.
  *
+ * The request the AF_XDP core passes carries no extack (struct
+ * netdev_bpf has one for XDP_SETUP_PROG only): the reason for a refusal
+ * is logged.
+ *
  * Context: rtnl held.
- * Return: 0 or a negative errno, with the reason in @extack.
+ * Return: 0 or a negative errno.
  */
 int vx3_xsk_setup_pool(struct vx3_priv *priv, struct xsk_buff_pool *pool,
-		       u16 qid, struct netlink_ext_ack *extack)
+		       u16 qid)
 {
+	struct netlink_ext_ack extack = {};
+	int err;
+
 	if (!pool)
-		return qid < VX3_MAX_RXQ ? vx3_xsk_disable(priv, qid, extack) :
+		return qid < VX3_MAX_RXQ ? vx3_xsk_disable(priv, qid, &extack) :
 					   0;
-	if (qid >= VX3_MAX_RXQ || qid >= priv->cfg.num_rxq) {
-		vx3_xsk_err(priv, extack, "no RX queue %u", qid);
-		return -EINVAL;
-	}
-	return vx3_xsk_enable(priv, pool, qid, extack);
+	err = vx3_xsk_enable(priv, pool, qid, &extack);
+	if (err)
+		netdev_err(priv->netdev, "AF_XDP zero-copy refused on queue %u: %s\n",
+			   qid, extack._msg ?: "no reason given");
+	return err;
 }
 
 /**
@@ -392,7 +384,7 @@ static bool vx3_xsk_tx(struct vx3_rx_queue *rxq)
 
 	spin_lock(&tx->xdp_lock);
 	err = vx3_xdp_post(tx, frame, VX3_TX_XDP_XMIT);
-	if (err == -ENOSPC) {
+	if (err && err != -ENOMEM) {
 		u64_stats_update_begin(&tx->stats.syncp);
 		u64_stats_inc(&tx->stats.cnt[VX3_TXS_DROPS]);
 		u64_stats_update_end(&tx->stats.syncp);

@@ -24,9 +24,13 @@ s3_armed
     UPDATE_PMCFG with DSAL/DSAH = the DriverShared address written since
     the last RESET_DEV (which makes the device forget it), and
     DriverShared's pmConfDesc must point to a configuration of version 1,
-    920 bytes, with wakeUpEvents = MAGIC and no filters. Then
-    system_wakeup: the driver disarms (another UPDATE_PMCFG, wakeUpEvents
-    0), ethtool still says "Wake-on: g", and ping works both ways.
+    920 bytes, with wakeUpEvents = MAGIC and no filters; and the device
+    must be active when it is told (an ACTIVATE_DEV since the last
+    RESET_DEV or QUIESCE_DEV): a device looks at frames only while it is
+    active, so one armed after a reset never wakes. Then system_wakeup:
+    the driver disarms (another UPDATE_PMCFG on the active device,
+    wakeUpEvents 0), ethtool still says "Wake-on: g", and ping works both
+    ways.
 off
     ethtool -s wol d: "Wake-on: d", power/wakeup disabled, and the device
     is told at once (UPDATE_PMCFG with wakeUpEvents 0).
@@ -45,6 +49,8 @@ NICS = 1
 DRIVERS = ("vx3",)
 VARIANTS = ("s3",)
 
+CMD_ACTIVATE_DEV = 0xCAFE0000
+CMD_QUIESCE_DEV = 0xCAFE0001
 CMD_RESET_DEV = 0xCAFE0002
 CMD_UPDATE_PMCFG = 0xCAFE0008
 PM_CONF_DESC = 0x298
@@ -90,12 +96,15 @@ def _wakeup_sysfs(ctx):
                         f"wakeup 2>/dev/null || echo none").strip()
 
 
-def _pm_cmds(dev, since):
+def _pm_cmds(dev, since, active=None):
     """The UPDATE_PMCFG commands after mark `since`, each with the
     DriverShared address registered (DSAL/DSAH) when it was written, or
-    None if RESET_DEV made the device forget it."""
+    None if RESET_DEV made the device forget it. With a list `active`,
+    whether the device was active then (ACTIVATE_DEV since the last
+    RESET_DEV or QUIESCE_DEV) is appended to it for each."""
     dev.poll()
     lo = hi = None
+    on = False
     res = []
     for w in dev.writes:
         if w.bar != 1:
@@ -104,11 +113,18 @@ def _pm_cmds(dev, since):
             lo, hi = w.val, None
         elif w.off == ds.REG_DSAH and lo is not None:
             hi = w.val
+        elif w.off == ds.REG_CMD and w.val == CMD_ACTIVATE_DEV:
+            on = True
+        elif w.off == ds.REG_CMD and w.val == CMD_QUIESCE_DEV:
+            on = False
         elif w.off == ds.REG_CMD and w.val == CMD_RESET_DEV:
             lo = hi = None	# the device forgets DriverShared
+            on = False
         elif w.off == ds.REG_CMD and w.val == CMD_UPDATE_PMCFG:
             if w.seq > since:
                 res.append(None if hi is None else lo | hi << 32)
+                if active is not None:
+                    active.append(on)
     return res
 
 
@@ -203,8 +219,15 @@ def test_s3_armed(ctx):
                f"while suspending: {cmds}")
     _expect_conf(ctx, conf, PM_WAKE_MAGIC, "in S3")
 
-    after = _pm_cmds(dev, since)[len(cmds):]
+    active = []
+    after = _pm_cmds(dev, since, active)[len(cmds):]
+    diag(f"device active at each UPDATE_PMCFG since the suspend: {active}")
+    ctx.expect(active[len(cmds) - 1],
+               "the wake-up events were armed on an inactive device (reset "
+               "or quiesced since its last activation): it looks at no "
+               "frame")
     ctx.expect(after, "no UPDATE_PMCFG on resume (not disarmed)")
+    ctx.expect(active[-1], "disarmed on an inactive device after resume")
     with dev.halted():
         conf = _pm_conf(dev, spa)
     _expect_conf(ctx, conf, 0, "after resume")
