@@ -111,6 +111,16 @@ rx_skip (vx3)
     must accept it without a reset, count the skipped descriptors in
     rx0_skipped, post the buffers again (no BODY descriptor left in ring
     0) and keep traffic flowing.
+tx_desc_limit
+    The interface's limits on a TX packet: at most 16 descriptors, 24 for
+    a TSO packet (vmxnet3_defs.h; QEMU takes any number, a VMware host
+    does not). At MTU 9000 the guest sends 2 MiB over TCP in 512-byte
+    pieces, each spliced from a page of its own (vx3-udp splice), so
+    that every skb carries as many frags as it can hold: with TSO off
+    the stack's GSO cuts segments of 18 buffers, with TSO on the TSO
+    packets carry 18. The data must arrive intact, and the TX ring, read
+    back from the SOP of each of its last packets, must show no packet
+    over the limit of its offload mode.
 
 Runs in the default boot variant only: DMA addresses must be
 guest-physical (no IOMMU).
@@ -148,6 +158,10 @@ IML_INDICES = 25
 IML_ADAPTIVE = 8
 # How long txNumDeferred is sampled (vCPUs halted) under TCP load
 SAMPLE_SECONDS = 5
+# The interface's TX limits: descriptors per packet, per TSO packet
+TX_MAX_DESC = 16
+TX_MAX_DESC_TSO = 24
+OM_TSO = 3
 
 
 def setup(ctx):
@@ -1408,3 +1422,81 @@ def test_rx_skip(ctx):
                        f"skips ({windows[0]} before): skipped buffers not "
                        f"posted again")
     ctx.expect(not bad, "skipped RX descriptors:\n" + "\n".join(bad))
+
+
+def _tx_packet_sizes(ring, next2fill):
+    """Descriptors per packet in the last lap of a TX ring, newest first,
+    as (descriptors, offload mode of the SOP): walks back from the
+    descriptor before next2fill (an EOP once the guest is idle); the
+    oldest run may be cut short by the lap, never lengthened."""
+    size = len(ring)
+    res = []
+    n = 0
+    for k in range(1, size):
+        i = (next2fill - k) % size
+        if ring[i][3] & ds.TXD_EOP and n:
+            # i ends the packet before; the one counted starts at i + 1
+            sop = ring[(i + 1) % size]
+            res.append((n, (sop[3] >> 10) & 3))
+            n = 0
+        n += 1
+    return res
+
+
+def test_tx_desc_limit(ctx):
+    vm, dev, ifn = ctx.vm, _dev(ctx), ctx.ifname(1)
+    port = UDP_PORT + 10
+    vm.peer_check(1, f"ip link set {vm.tap(1)} mtu 9000")
+    vm.check(f"ip link set {ifn} mtu 9000")
+    wait_carrier(ctx)
+    ping(ctx)
+    want = vm.check("head -c 2097152 /dev/urandom >/tmp/frags.bin && "
+                    "sha256sum /tmp/frags.bin").split()[0]
+    bad, seen = [], {}
+    try:
+        for tso in ("off", "on"):
+            vm.check(f"ethtool -K {ifn} tso {tso}")
+            lay = dev.layout()
+            sha = f"/tmp/vx3-frags-{vm.runid}.sha"
+            rcv = vm.peer_bg(1, f"rm -f {sha}; exec socat -u TCP4-LISTEN:"
+                                f"{port},reuseaddr SYSTEM:'sha256sum "
+                                f">{sha}.t && mv {sha}.t {sha}'")
+            try:
+                ctx.expect(wait_listen(lambda c: vm.peer(1, c), port),
+                           "peer socat did not listen")
+                vm.check(f"vx3-udp splice {vm.peer_ip4(1)} {port} "
+                         f"/tmp/frags.bin 512", timeout=120)
+                got = ""
+                for _ in range(200):
+                    if os.path.exists(sha):
+                        got = open(sha).read().split()[0]
+                        break
+                    time.sleep(0.1)
+            finally:
+                rcv.stop()
+                if os.path.exists(sha):
+                    os.unlink(sha)
+            ctx.expect(got == want, f"TSO {tso}: the peer got sha256 "
+                       f"{got or 'nothing'}, sent {want}")
+            time.sleep(1)
+            sizes = []
+            with dev.halted():
+                for q, txq in enumerate(lay.tx):
+                    vals = dev.bar0(ds.REG_TXPROD, q)
+                    if vals:
+                        sizes += _tx_packet_sizes(dev.tx_ring(txq),
+                                                  vals[-1][1])
+            seen[tso] = _histogram([n for n, _ in sizes])
+            for n, om in sizes:
+                limit = TX_MAX_DESC_TSO if om == OM_TSO else TX_MAX_DESC
+                if n > limit:
+                    bad.append(f"TSO {tso}: a {'TSO ' if om == OM_TSO else ''}"
+                               f"packet of {n} descriptors (limit {limit})")
+                    break
+    finally:
+        vm.run(f"ethtool -K {ifn} tso on; ip link set {ifn} mtu 1500")
+        wait_carrier(ctx)
+    diag(f"descriptors per packet in the TX ring's last lap: TSO off "
+         f"{seen.get('off')}; TSO on {seen.get('on')}")
+    ctx.expect(not bad, "packets over the interface's descriptor limit:\n" +
+               "\n".join(bad))

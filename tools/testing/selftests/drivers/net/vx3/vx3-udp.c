@@ -42,6 +42,12 @@
  *
  * ID: SO_INCOMING_NAPI_ID, the NAPI instance of the last datagram.
  *
+ * splice connects to ADDR:PORT over TCP and sends FILE in pieces of
+ * PIECE bytes, each at the start of a page of its own, handed to the
+ * socket with vmsplice() and splice(): every piece becomes a frag of its
+ * own in the socket's skbs (pieces of different pages do not coalesce),
+ * so a packet carries as many frags as fit. It prints "sent=N".
+ *
  * hold-tstamp keeps one socket with SO_TIMESTAMP open until killed. The
  * guest's /init runs it so that the kernel's netstamp_needed_key stays
  * enabled: iperf's sockets would otherwise switch that static key on and
@@ -51,7 +57,9 @@
  * driver causes.
  */
 
+#define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <arpa/inet.h>
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
@@ -63,7 +71,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -95,7 +105,8 @@ static void usage(void)
 		"       vx3-udp recv PORT COUNT MIN MAX SEED IDLE_MS [GROUP]\n"
 		"       vx3-udp hold-tstamp\n"
 		"       vx3-udp raw IFNAME COUNT LEN\n"
-		"       vx3-udp napi PORT MS BUSY_POLL_US\n");
+		"       vx3-udp napi PORT MS BUSY_POLL_US\n"
+		"       vx3-udp splice ADDR PORT FILE PIECE\n");
 	exit(2);
 }
 
@@ -502,6 +513,78 @@ static int do_raw(int argc, char **argv)
 	return 0;
 }
 
+/* Pieces handed to the pipe per vmsplice() (a pipe holds 16 buffers) */
+#define SPLICE_BATCH	16
+
+static int do_splice(int argc, char **argv)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	long page = sysconf(_SC_PAGESIZE);
+	uint32_t piece, npieces, i;
+	unsigned char *pages;
+	int fd, sock, pfd[2];
+	uint64_t sent = 0;
+	ssize_t len;
+
+	if (argc != 6)
+		usage();
+	piece = arg_u32(argv[5]);
+	if (!piece || piece > page ||
+	    inet_pton(AF_INET, argv[2], &sin.sin_addr) != 1)
+		usage();
+	sin.sin_port = htons(arg_u32(argv[3]));
+	fd = open(argv[4], O_RDONLY);
+	if (fd < 0)
+		die(argv[4]);
+	len = lseek(fd, 0, SEEK_END);
+	if (len <= 0 || lseek(fd, 0, SEEK_SET))
+		die("lseek");
+	npieces = (len + piece - 1) / piece;
+	pages = mmap(NULL, (size_t)npieces * page, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (pages == MAP_FAILED)
+		die("mmap");
+	for (i = 0; i < npieces; i++)
+		if (read(fd, pages + (size_t)i * page, piece) < 0)
+			die("read");
+	sock = socket(AF_INET, SOCK_STREAM, 0);
+	if (sock < 0 || connect(sock, (struct sockaddr *)&sin, sizeof(sin)))
+		die("connect");
+	if (pipe(pfd))
+		die("pipe");
+
+	for (i = 0; i < npieces; ) {
+		struct iovec iov[SPLICE_BATCH];
+		ssize_t in, out, want = 0;
+		uint32_t n, k;
+
+		for (n = 0; n < SPLICE_BATCH && i + n < npieces; n++) {
+			k = i + n;
+			iov[n].iov_base = pages + (size_t)k * page;
+			iov[n].iov_len = k == npieces - 1 ?
+					 len - (uint64_t)k * piece : piece;
+			want += iov[n].iov_len;
+		}
+		/* The pipe is empty: it takes all of them */
+		in = vmsplice(pfd[1], iov, n, 0);
+		if (in != want)
+			die("vmsplice");
+		for (out = 0; out < in; ) {
+			ssize_t r = splice(pfd[0], NULL, sock, NULL, in - out,
+					   SPLICE_F_MORE);
+
+			if (r <= 0)
+				die("splice");
+			out += r;
+		}
+		sent += in;
+		i += n;
+	}
+	close(sock);
+	printf("sent=%llu\n", (unsigned long long)sent);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2)
@@ -517,6 +600,8 @@ int main(int argc, char **argv)
 		return do_raw(argc, argv);
 	if (!strcmp(argv[1], "napi"))
 		return do_napi(argc, argv);
+	if (!strcmp(argv[1], "splice"))
+		return do_splice(argc, argv);
 	usage();
 	return 2;
 }
