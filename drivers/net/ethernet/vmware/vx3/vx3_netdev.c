@@ -82,6 +82,7 @@ static netdev_features_t vx3_features_check(struct sk_buff *skb,
 					    struct net_device *netdev,
 					    netdev_features_t features)
 {
+	u32 max_desc = VX3_TX_MAX_DESC;
 	bool gso = skb_is_gso(skb);
 
 	/* The interface's limits: a checksum field in the first 1024 bytes,
@@ -95,11 +96,14 @@ static netdev_features_t vx3_features_check(struct sk_buff *skb,
 	    (skb_shinfo(skb)->gso_size > FIELD_MAX(VX3_TXD_MSSCOF) ||
 	     skb_tcp_all_headers(skb) > FIELD_MAX(VX3_TXD_HLEN)))
 		features &= ~NETIF_F_GSO_MASK;
-	/* and at most 16 descriptors for a packet, 24 for a TSO packet: the
-	 * core linearises a longer one, or segments it into linear packets
+	/* and at most 16 descriptors for a packet, 24 for a packet the
+	 * device segments; a segment of the stack's GSO may take as many as
+	 * the whole. The core linearises a longer packet, or segments it
+	 * into linear packets.
 	 */
-	if (vx3_tx_desc_count(skb) > (gso ? VX3_TX_MAX_DESC_TSO :
-					    VX3_TX_MAX_DESC))
+	if (gso && net_gso_ok(features, skb_shinfo(skb)->gso_type))
+		max_desc = VX3_TX_MAX_DESC_TSO;
+	if (vx3_tx_desc_count(skb) > max_desc)
 		features &= ~(NETIF_F_SG | NETIF_F_GSO_MASK);
 	return vlan_features_check(skb, features);
 }
