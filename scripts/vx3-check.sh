@@ -45,7 +45,9 @@ cd "$ROOT" || exit 1
 # starved fill ring, refused binds and sockets killed under traffic) run
 # on the stock kernel; the debug kernel runs xsk.zc_resize (the queues
 # replaced with a pool bound: its DMA mappings kept, the old buffers
-# returned). xsk.zc_churn on the debug kernel (sockets killed under
+# returned) and xsk.zc_no_rx_queue (a bind vx3 refuses: the debug
+# kernel's stack variables are pattern-initialised, so a refusal written
+# through the request's uninitialised extack faults there). xsk.zc_churn on the debug kernel (sockets killed under
 # traffic, rmmod with a socket open: 5.4 minutes beside another debug
 # guest) is make check-reference's; the stock lane runs it.
 # RSS over the RX queues (rss) runs on the stock kernel on the rig's QEMU,
@@ -79,7 +81,7 @@ LTS_TESTS=${VX3_LTS_TESTS:-"reconfig.mtu_traffic reconfig.rings_traffic
 	xdp.pass xdp.drop xdp.aborted xdp.tx xdp.redirect smoke@default"}
 DEBUG_TESTS=${VX3_DEBUG_TESTS:-"xdp.tx xdp.redirect xdp.cpumap
 	xdp.multibuf xdp.reconfig_traffic xdp.rmmod_attached churn dmaerr
-	faultinject.pp_alloc_traffic xsk.zc_resize"}
+	faultinject.pp_alloc_traffic xsk.zc_resize xsk.zc_no_rx_queue"}
 # The third lane: the in-tree vmxnet3 with the net and net-next series
 # of scripts/vmxnet3-series/ applied (make vmxnet3-patched), on the debug
 # kernel, where the series' new buffer handling (page_pool frags,
