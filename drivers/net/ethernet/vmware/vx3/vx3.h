@@ -553,7 +553,8 @@ int vx3_dev_init(struct vx3_priv *priv);
 void vx3_read_perm_addr(struct vx3_priv *priv);
 void vx3_write_mac(struct vx3_priv *priv);
 void vx3_write_features(struct vx3_priv *priv, netdev_features_t features);
-void vx3_write_rx_filters(struct vx3_priv *priv);
+void vx3_write_rx_filters(struct vx3_priv *priv,
+			  struct netdev_hw_addr_list *mc);
 void vx3_write_vlan_filter(struct vx3_priv *priv);
 void vx3_write_queue_descs(struct vx3_priv *priv, struct vx3_qset *qs);
 int vx3_activate(struct vx3_priv *priv, struct vx3_qset *qs);

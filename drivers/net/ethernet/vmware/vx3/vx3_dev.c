@@ -202,10 +202,13 @@ void vx3_write_vlan_filter(struct vx3_priv *priv)
 /**
  * vx3_write_rx_filters() - program rx mode, multicast and VLAN filters
  * @priv: driver private data
+ * @mc: the multicast addresses to receive
  *
- * Context: the address list lock of the net_device is held.
+ * Context: rtnl held, from the core's rx mode work (with a snapshot of the
+ * address list) or an activation (with the list, under its lock).
  */
-void vx3_write_rx_filters(struct vx3_priv *priv)
+void vx3_write_rx_filters(struct vx3_priv *priv,
+			  struct netdev_hw_addr_list *mc)
 {
 	struct net_device *netdev = priv->netdev;
 	u32 mode = VX3_RXM_UCAST | VX3_RXM_BCAST;
@@ -216,11 +219,11 @@ void vx3_write_rx_filters(struct vx3_priv *priv)
 	if (netdev->flags & IFF_PROMISC) {
 		mode |= VX3_RXM_PROMISC;
 	} else if ((netdev->flags & IFF_ALLMULTI) ||
-		   netdev_mc_count(netdev) > VX3_MF_TABLE_ENTRIES) {
+		   netdev_hw_addr_list_count(mc) > VX3_MF_TABLE_ENTRIES) {
 		mode |= VX3_RXM_ALL_MULTI;
-	} else if (!netdev_mc_empty(netdev)) {
+	} else if (!netdev_hw_addr_list_empty(mc)) {
 		mode |= VX3_RXM_MCAST;
-		netdev_for_each_mc_addr(ha, netdev)
+		netdev_hw_addr_list_for_each(ha, mc)
 			ether_addr_copy(priv->mf_table + ETH_ALEN * n++,
 					ha->addr);
 	}
@@ -419,9 +422,11 @@ int vx3_activate(struct vx3_priv *priv, struct vx3_qset *qs)
 	vx3_write_shared(priv, qs);
 	spin_unlock_irqrestore(&priv->cmd_lock, flags);
 
-	/* The receive filters take the address list lock themselves */
+	/* The address list as it is now; later changes come through the
+	 * core's rx mode work (ndo_set_rx_mode_async)
+	 */
 	netif_addr_lock_bh(priv->netdev);
-	vx3_write_rx_filters(priv);
+	vx3_write_rx_filters(priv, &priv->netdev->mc);
 	netif_addr_unlock_bh(priv->netdev);
 
 	/* writel() orders the rings and DriverShared before the device is

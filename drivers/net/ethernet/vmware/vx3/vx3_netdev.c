@@ -10,9 +10,12 @@
 
 #include "vx3.h"
 
-static void vx3_set_rx_mode(struct net_device *netdev)
+static int vx3_set_rx_mode_async(struct net_device *netdev,
+				 struct netdev_hw_addr_list *uc,
+				 struct netdev_hw_addr_list *mc)
 {
-	vx3_write_rx_filters(netdev_priv(netdev));
+	vx3_write_rx_filters(netdev_priv(netdev), mc);
+	return 0;
 }
 
 static void vx3_vlan_filter_update(struct net_device *netdev, __be16 proto,
@@ -528,7 +531,7 @@ static const struct net_device_ops vx3_netdev_ops = {
 	.ndo_start_xmit		= vx3_start_xmit,
 	.ndo_features_check	= vx3_features_check,
 	.ndo_get_stats64	= vx3_get_stats64,
-	.ndo_set_rx_mode	= vx3_set_rx_mode,
+	.ndo_set_rx_mode_async	= vx3_set_rx_mode_async,
 	.ndo_set_mac_address	= vx3_set_mac_address,
 	.ndo_validate_addr	= eth_validate_addr,
 	.ndo_change_mtu		= vx3_change_mtu,
