@@ -57,7 +57,11 @@ cd "$ROOT" || exit 1
 # only skip on this device, is make check-reference's).
 # Suspend to RAM and resume (pm.s3_resume) runs on the stock kernel, on
 # the rig's QEMU with the vmxnet3 fixes of scripts/qemu/patches/ (built
-# in the background from the start: scripts/vx3-qemu.sh).
+# in the background from the start: scripts/vx3-qemu.sh), and so does
+# Wake-on-LAN end to end (wake: a magic packet from the peer wakes the
+# suspended guest, on the model of scripts/qemu/patches/0003, in strict
+# mode; under a minute), in the stock lane with vx3 and in the
+# reference lane with the in-tree vmxnet3, which validates the model.
 # Not here: faultinject's fail-nth sweeps (15-30 minutes per path on the
 # debug kernel, make vmtest, see test_faultinject.py), upstream on the
 # debug kernel (30 minutes), and intx, pm's hibernation case, qinq,
@@ -74,7 +78,7 @@ STOCK_TESTS=${VX3_STOCK_TESTS:-"upstream.stats
 	upstream_rss.toeplitz upstream_rss.rss_ctx reconfig conformance rss
 	lifecycle xsk napi hwgro forward datapath
 	stats pm.s3_resume smoke@swiotlb xdp.pass xdp.drop xdp.aborted
-	xdp.veth_xmit smoke@iommu dmaerr.xdp_xmit_map_err wol"}
+	xdp.veth_xmit smoke@iommu dmaerr.xdp_xmit_map_err wol wake"}
 LTS_TESTS=${VX3_LTS_TESTS:-"reconfig.mtu_traffic reconfig.rings_traffic
 	reconfig.features_traffic reconfig.invalid_requests
 	reconfig.channels_traffic hwgro datapath
@@ -99,9 +103,9 @@ DEBUG_TESTS=${VX3_DEBUG_TESTS:-"xdp.tx xdp.redirect xdp.cpumap
 # validating the rig QEMU's RSS model (scripts/qemu/patches/0002) with
 # the driver that has used RSS on VMware hosts for years: every flow's
 # hash is the Toeplitz hash under the device's key, on the queue the
-# table names (test_rss.py, which the stock lane runs on vx3). Under a
-# minute.
-REFERENCE_TESTS=${VX3_REFERENCE_TESTS:-"rss"}
+# table names (test_rss.py, which the stock lane runs on vx3), and its
+# wake-on-LAN model (test_wake.py). About two minutes.
+REFERENCE_TESTS=${VX3_REFERENCE_TESTS:-"rss wake"}
 PATCHED_TESTS=${VX3_PATCHED_TESTS:-"reconfig.tx_backlog_reconfig
 	hwgro.on_ipv4 hwgro.off_ipv4 hwgro.toggle_under_traffic
 	dmaerr conformance.bql_stop_doorbell"}

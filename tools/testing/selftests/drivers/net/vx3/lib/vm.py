@@ -83,6 +83,17 @@ VARIANTS = {
         "append": "slub_debug=FZP page_poison=1",
         "qemu": ["-global", "ICH9-LPC.disable_s3=0"],
     },
+    # S3 as above, and the rig's vmxnet3 with wake-on-LAN (x-wol=on: a
+    # PCI PM capability with PME, and a magic packet wakes a suspended
+    # machine from an active device armed through UPDATE_PMCFG) in strict
+    # mode (x-strict=on: every breach of the interface is a guest error;
+    # scripts/qemu/patches/0003-*): test_wake.py, on the rig's QEMU only
+    "s3-wol": {
+        "append": "slub_debug=FZP page_poison=1",
+        "qemu": ["-global", "ICH9-LPC.disable_s3=0",
+                 "-global", "vmxnet3.x-wol=on",
+                 "-global", "vmxnet3.x-strict=on"],
+    },
     # A tiny bounce pool (swiotlb=force): DMA mappings fail under load,
     # test_dmaerr.py
     "swiotlb-tiny": {
@@ -97,6 +108,11 @@ VARIANTS = {
 # vmxnet3's receive path across S3, test_pm.py)
 QEMU_OVERRIDE = os.environ.get("VX3_QEMU")
 QEMU = QEMU_OVERRIDE or "qemu-system-x86_64"
+# VX3_QEMU_STRICT=1: every vmxnet3 in strict mode (x-strict=on: each breach
+# of the VMXNET3 interface is a QEMU guest error, which fails the case;
+# scripts/qemu/patches/0003-*), on the rig's QEMU (or VX3_QEMU's) for every
+# test file
+STRICT = os.environ.get("VX3_QEMU_STRICT", "") not in ("", "0")
 # The repository root, seven levels above this file
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__),
                                     "../../../../../../.."))
@@ -286,6 +302,9 @@ class VM:
         # A KASAN kernel: the variant's slub_debug and page_poison are left
         # out (KASAN_DUPLICATES)
         self.kasan = kasan
+        self.strict = STRICT
+        if STRICT and not (QEMU_OVERRIDE or qemu):
+            qemu = qemu_patched()
         self.qemu = QEMU_OVERRIDE or qemu or QEMU
         # The host's / shared read-only with the guest over virtio-9p,
         # mount tag HOST_ROOT_TAG (test_upstream.py runs the kernel's own
@@ -436,7 +455,8 @@ class VM:
             cmd += ["-netdev", f"tap,id=n{n},ifname={self.tap(n)},"
                     "script=no,downscript=no,vnet_hdr=on",
                     "-device", f"vmxnet3,netdev=n{n},id=nic{n},"
-                    f"mac={self.mac(n)}{bus}"]
+                    f"mac={self.mac(n)}{bus}" +
+                    (",x-strict=on" if self.strict else "")]
         if self.host_root:
             cmd += ["-virtfs", "local,path=/,mount_tag=" + HOST_ROOT_TAG +
                     ",security_model=none,readonly=on,multidevs=remap"]
