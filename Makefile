@@ -84,7 +84,8 @@ check-reference: deps
 	$(PYTHON) $(CURDIR)/tools/testing/selftests/drivers/net/vx3/run.py \
 		--driver vx3 --kernel lts --summary -t dkms || rc=1; \
 	$(PYTHON) $(CURDIR)/tools/testing/selftests/drivers/net/vx3/run.py \
-		--driver vx3 --kernel debug --summary -t xsk.zc_churn || rc=1; \
+		--driver vx3 --kernel debug --summary -t xsk.zc_churn \
+		-t xsk.zc_resize || rc=1; \
 	$(PYTHON) $(CURDIR)/tools/testing/selftests/drivers/net/vx3/run.py \
 		--driver vmxnet3 --summary $(VMTEST_ARGS) || rc=1; \
 	$(CURDIR)/scripts/vmxnet3-series/patched.sh >/dev/null && \
