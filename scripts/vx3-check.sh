@@ -21,12 +21,14 @@ cd "$ROOT" || exit 1
 # fault injection; on Debian's kernel, which users run, the rest. smoke
 # runs on the stock kernel in the swiotlb and IOMMU boot variants; not on
 # the debug kernel, where dmaerr and churn carry traffic both ways (churn
-# with TCP integrity) and every file ends with rmmod and two kmemleak
-# scans. Of test_xdp.py the debug kernel runs the cases with XDP_TX
-# frames, ndo_xdp_xmit mappings, frags, queue swaps and teardown with a
-# program attached; the stock kernel the verdicts and the veth target.
-# dmaerr's ndo_xdp_xmit mapping failure runs on the stock kernel too
-# (20 s), the kernel users run.
+# with TCP integrity, and lockdep's view of the RSS ops' lock order) and
+# every file ends with rmmod and two kmemleak scans; faultinject there
+# also makes the new and the old configuration fail (the interface must
+# stay up and come back). Of test_xdp.py the debug kernel runs the cases
+# with XDP_TX frames, ndo_xdp_xmit mappings, frags, queue swaps and
+# teardown with a program attached; the stock kernel the verdicts and
+# the veth target. dmaerr's ndo_xdp_xmit mapping failure runs on the
+# stock kernel too (20 s), the kernel users run.
 # Of 7.3's own drivers/net selftests (test_upstream.py) the stock lane
 # runs the scripts the device can take part in (stats, queues, csum,
 # irq, napi_id, ring_reconfig, tso, xdp_features; ping, 2.5 minutes
@@ -89,7 +91,8 @@ LTS_TESTS=${VX3_LTS_TESTS:-"reconfig.mtu_traffic reconfig.rings_traffic
 	xdp.pass xdp.drop xdp.aborted xdp.tx xdp.redirect smoke@default"}
 DEBUG_TESTS=${VX3_DEBUG_TESTS:-"xdp.tx xdp.redirect xdp.cpumap
 	xdp.multibuf xdp.reconfig_traffic xdp.rmmod_attached churn dmaerr
-	faultinject.pp_alloc_traffic xsk.zc_no_rx_queue"}
+	faultinject.pp_alloc_traffic faultinject.both_configs_fail
+	xsk.zc_no_rx_queue"}
 # The third lane: the in-tree vmxnet3 with the net and net-next series
 # of scripts/vmxnet3-series/ applied (make vmxnet3-patched), on the debug
 # kernel, where the series' new buffer handling (page_pool frags,

@@ -497,7 +497,9 @@ struct vx3_hw_stats {
  * @active_vlans: 802.1Q VLAN IDs the stack asked for
  * @active_svlans: 802.1ad VLAN IDs the stack asked for
  * @vlan_filter: the device drops VLAN IDs in neither list
- * @reset_work: resets the device from process context
+ * @reset_timer: asks for a reset from any context (an error found in
+ *		 hard IRQ, or the next attempt to restart a failed device)
+ * @retries: failed attempts to restart the queues since they last ran
  * @resets: number of resets performed
  * @base: counters of freed queues
  * @hw_base: device counters of earlier activations
@@ -534,7 +536,8 @@ struct vx3_priv {
 	unsigned long active_vlans[BITS_TO_LONGS(VLAN_N_VID)];
 	unsigned long active_svlans[BITS_TO_LONGS(VLAN_N_VID)];
 	bool vlan_filter;
-	struct work_struct reset_work;
+	struct timer_list reset_timer;
+	u32 retries;
 	u64 resets;
 	struct vx3_base_stats base;
 	struct vx3_hw_stats hw_base;
@@ -542,6 +545,13 @@ struct vx3_priv {
 };
 
 #define VX3_MF_TABLE_ENTRIES		64
+
+/* Device work, run by vx3_work() under rtnl (netdev_work_sched()) */
+#define VX3_WORK_RESET			BIT(0)	/* a device or queue error */
+#define VX3_WORK_RESTART		BIT(1)	/* new RSS key or hash types */
+
+/* A failed restart is tried again after 1 s, 2 s, 4 s, ... at most 32 s */
+#define VX3_RETRY_MAX_SHIFT		5
 
 /* Wake-on-LAN events vx3 offers */
 #define VX3_WOL_SUPPORTED		WAKE_MAGIC
@@ -569,6 +579,10 @@ void vx3_read_hw_stats(struct vx3_priv *priv, struct vx3_qset *qs,
 /* vx3_main.c */
 int vx3_up(struct vx3_priv *priv, struct vx3_qset *qs);
 void vx3_down(struct vx3_priv *priv, struct vx3_qset *qs);
+void vx3_schedule_reset(struct vx3_priv *priv);
+void vx3_schedule_restart(struct vx3_priv *priv);
+void vx3_retry_later(struct vx3_priv *priv);
+void vx3_work(struct net_device *netdev, unsigned long events);
 u32 vx3_max_txq(const struct vx3_priv *priv);
 
 /* vx3_netdev.c */

@@ -327,17 +327,16 @@ static int vx3_get_rxfh(struct net_device *netdev,
 	return 0;
 }
 
-/* A new key takes effect at an activation: the queues are replaced under
- * it as for any reconfiguration, new ones first. A new table alone goes
- * to the running device (UPDATE_RSSIDT).
+/* A new table goes to the running device (UPDATE_RSSIDT). A new key takes
+ * effect at an activation: vx3_work() activates the device again with the
+ * same queues, after the ethtool core has dropped its rss_lock (stopping
+ * NAPI takes the instance lock, which the core takes before rss_lock).
  */
 static int vx3_set_rxfh(struct net_device *netdev,
 			struct ethtool_rxfh_param *rxfh,
 			struct netlink_ext_ack *extack)
 {
 	struct vx3_priv *priv = netdev_priv(netdev);
-	struct vx3_cfg cfg = priv->cfg;
-	int err;
 	u32 i;
 
 	/* The core has checked the key size, the table size and that every
@@ -355,16 +354,15 @@ static int vx3_set_rxfh(struct net_device *netdev,
 		return -EOPNOTSUPP;
 	}
 
-	if (rxfh->key) {
-		memcpy(cfg.rss_key, rxfh->key, VX3_RSS_KEY_SIZE);
-		err = vx3_reconfigure(priv, &cfg, extack);
-		if (err)
-			return err;
-	}
 	if (rxfh->indir) {
 		for (i = 0; i < VX3_RSS_IND_TABLE_SIZE; i++)
 			priv->cfg.rss_indir[i] = rxfh->indir[i];
 		vx3_write_rss_indir(priv);
+	}
+	if (rxfh->key &&
+	    memcmp(priv->cfg.rss_key, rxfh->key, VX3_RSS_KEY_SIZE)) {
+		memcpy(priv->cfg.rss_key, rxfh->key, VX3_RSS_KEY_SIZE);
+		vx3_schedule_restart(priv);
 	}
 	return 0;
 }
@@ -414,7 +412,7 @@ static int vx3_get_rxfh_fields(struct net_device *netdev,
 
 /* TCP over IPv4 or IPv6 hashes over addresses and ports, or addresses
  * only; every other IP packet over its addresses. The hash types take
- * effect at an activation, like the key.
+ * effect at an activation, like the key (vx3_set_rxfh()).
  */
 static int vx3_set_rxfh_fields(struct net_device *netdev,
 			       const struct ethtool_rxfh_fields *fields,
@@ -423,10 +421,9 @@ static int vx3_set_rxfh_fields(struct net_device *netdev,
 	const u32 l3 = RXH_IP_SRC | RXH_IP_DST;
 	const u32 l4 = l3 | RXH_L4_B_0_1 | RXH_L4_B_2_3;
 	struct vx3_priv *priv = netdev_priv(netdev);
-	struct vx3_cfg cfg = priv->cfg;
 	u16 bit = 0;
 
-	if (fields->data == vx3_rss_fields(&cfg, fields->flow_type))
+	if (fields->data == vx3_rss_fields(&priv->cfg, fields->flow_type))
 		return 0;
 	if (fields->flow_type == TCP_V4_FLOW)
 		bit = VX3_RSS_HASH_TCP_IPV4;
@@ -438,8 +435,9 @@ static int vx3_set_rxfh_fields(struct net_device *netdev,
 		return -EINVAL;
 	}
 
-	cfg.rss_types ^= bit;
-	return vx3_reconfigure(priv, &cfg, extack);
+	priv->cfg.rss_types ^= bit;
+	vx3_schedule_restart(priv);
+	return 0;
 }
 
 static int vx3_get_tunable(struct net_device *netdev,

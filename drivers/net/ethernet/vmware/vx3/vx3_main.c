@@ -81,7 +81,7 @@ static void vx3_handle_events(struct vx3_priv *priv)
 	if (ecr & (VX3_ECR_RQERR | VX3_ECR_TQERR)) {
 		netdev_err(priv->netdev, "device reported a queue error (%#x)\n",
 			   ecr);
-		schedule_work(&priv->reset_work);
+		vx3_schedule_reset(priv);
 	}
 }
 
@@ -306,31 +306,119 @@ void vx3_down(struct vx3_priv *priv, struct vx3_qset *qs)
 	vx3_qset_drain(qs);
 }
 
-static void vx3_reset_task(struct work_struct *work)
+/**
+ * vx3_schedule_reset() - ask for a reset of the device
+ * @priv: driver private data
+ *
+ * The reset runs in vx3_work(). The request goes through @priv->reset_timer
+ * because netdev_work_sched() cannot be called in hard IRQ context, where
+ * the device's error events are found.
+ *
+ * Context: any.
+ */
+void vx3_schedule_reset(struct vx3_priv *priv)
 {
-	struct vx3_priv *priv = container_of(work, struct vx3_priv,
-					     reset_work);
-	struct net_device *netdev = priv->netdev;
+	mod_timer(&priv->reset_timer, jiffies);
+}
+
+/**
+ * vx3_retry_later() - keep a running interface that lost its queues up
+ * @priv: driver private data, @priv->qs already freed
+ *
+ * The device refused every configuration it was given. The interface is
+ * not closed behind the user's back: it stays up without carrier, and
+ * vx3_work() tries to open the queues again, after 1 s, 2 s, 4 s and then
+ * every 32 s, until it succeeds or the interface is closed.
+ *
+ * Context: rtnl held.
+ */
+void vx3_retry_later(struct vx3_priv *priv)
+{
+	u32 shift = min(priv->retries, VX3_RETRY_MAX_SHIFT);
+
+	netif_carrier_off(priv->netdev);
+	priv->retries++;
+	mod_timer(&priv->reset_timer, jiffies + (HZ << shift));
+}
+
+/**
+ * vx3_schedule_restart() - apply the RSS key and hash types of the user
+ * @priv: driver private data, the new ones in @priv->cfg
+ *
+ * The device reads them at activation: the running queue set takes them
+ * into its configuration, and vx3_work() activates the device again.
+ *
+ * Context: rtnl held.
+ */
+void vx3_schedule_restart(struct vx3_priv *priv)
+{
+	struct vx3_qset *qs = priv->qs;
+
+	if (!qs)
+		return;
+	memcpy(qs->cfg.rss_key, priv->cfg.rss_key, sizeof(qs->cfg.rss_key));
+	qs->cfg.rss_types = priv->cfg.rss_types;
+	/* Without RSS the device reads neither */
+	if (qs->num_rxq > 1)
+		netdev_work_sched(priv->netdev, VX3_WORK_RESTART);
+}
+
+static void vx3_reset_timer(struct timer_list *t)
+{
+	struct vx3_priv *priv = timer_container_of(priv, t, reset_timer);
+
+	netdev_work_sched(priv->netdev, VX3_WORK_RESET);
+}
+
+/**
+ * vx3_work() - reset or restart the device (ndo_work)
+ * @netdev: the interface
+ * @events: VX3_WORK_* bits
+ *
+ * A reset (an error of the device or of a queue) and a restart (a new RSS
+ * key or hash types, which the device reads at activation) stop the
+ * running queues and activate the device again with the same ones. An
+ * interface that lost its queues (vx3_retry_later()) gets them again.
+ *
+ * Context: rtnl held, from the core's netdev work.
+ */
+void vx3_work(struct net_device *netdev, unsigned long events)
+{
+	struct vx3_priv *priv = netdev_priv(netdev);
 	int err;
 
-	rtnl_lock();
-	if (!netif_running(netdev) || !netif_device_present(netdev) ||
-	    !priv->qs)
-		goto out;
+	if (!netif_running(netdev))
+		return;
 
-	netdev_warn(netdev, "resetting the device\n");
-	priv->resets++;
+	if (!priv->qs) {
+		err = vx3_open_queues(priv);
+		if (err) {
+			netdev_err(netdev, "cannot restart the queues (%d), trying again later\n",
+				   err);
+			vx3_retry_later(priv);
+			return;
+		}
+		netdev_info(netdev, "queues restarted after %u attempt(s)\n",
+			    priv->retries);
+		priv->retries = 0;
+		return;
+	}
+
+	if (events & VX3_WORK_RESET) {
+		netdev_warn(netdev, "resetting the device\n");
+		priv->resets++;
+	}
 	vx3_down(priv, priv->qs);
 	/* A device error may take the link down; vx3_up() reads it again */
-	netif_carrier_off(netdev);
+	if (events & VX3_WORK_RESET)
+		netif_carrier_off(netdev);
 	err = vx3_up(priv, priv->qs);
 	if (err) {
-		netdev_err(netdev, "reset failed (%d), closing\n", err);
+		netdev_err(netdev, "cannot activate the device again (%d), trying again later\n",
+			   err);
 		vx3_free_qset(priv, vx3_swap_qset(priv, NULL));
-		dev_close(netdev);
+		vx3_retry_later(priv);
 	}
-out:
-	rtnl_unlock();
 }
 
 static int vx3_alloc_irqs(struct vx3_priv *priv)
@@ -370,7 +458,7 @@ static int vx3_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	if (!netdev)
 		return -ENOMEM;
 	priv = netdev_priv(netdev);
-	INIT_WORK(&priv->reset_work, vx3_reset_task);
+	timer_setup(&priv->reset_timer, vx3_reset_timer, 0);
 
 	priv->bar0 = pcim_iomap_region(pdev, VX3_BAR0, VX3_DRV_NAME);
 	if (IS_ERR(priv->bar0)) {
@@ -473,8 +561,9 @@ static void vx3_remove(struct pci_dev *pdev)
 	struct net_device *netdev = pci_get_drvdata(pdev);
 	struct vx3_priv *priv = netdev_priv(netdev);
 
+	/* No new request; unregistering drops the pending work */
+	timer_shutdown_sync(&priv->reset_timer);
 	unregister_netdev(netdev);
-	cancel_work_sync(&priv->reset_work);
 
 	writel(VX3_CMD_RESET_DEV, priv->bar1 + VX3_REG_CMD);
 	pci_clear_master(pdev);
@@ -531,8 +620,12 @@ static int vx3_suspend(struct device *dev)
 		vx3_arm_wol(priv);
 	else if (netif_running(netdev))
 		vx3_close_queues(priv);
+	priv->retries = 0;
 	rtnl_unlock();
-	cancel_work_sync(&priv->reset_work);
+	/* The datapath is stopped: nothing asks for a reset any more, and
+	 * the work finds the device detached; resume starts afresh
+	 */
+	timer_delete_sync(&priv->reset_timer);
 
 	if (!priv->wake_qs)
 		writel(VX3_CMD_RESET_DEV, priv->bar1 + VX3_REG_CMD);
@@ -567,9 +660,9 @@ static int vx3_resume(struct device *dev)
 	if (netif_running(netdev)) {
 		err = vx3_open_queues(priv);
 		if (err) {
-			netdev_err(netdev, "cannot restart after resume (%d), closing\n",
+			netdev_err(netdev, "cannot restart after resume (%d), trying again later\n",
 				   err);
-			dev_close(netdev);
+			vx3_retry_later(priv);
 		} else if (priv->wol) {
 			vx3_write_pm_conf(priv, false);
 		}

@@ -33,7 +33,7 @@ static int vx3_poll(struct napi_struct *napi, int budget)
 
 	if (unlikely(bad)) {
 		/* Leave the interrupt masked; the reset restarts the rings */
-		schedule_work(&priv->reset_work);
+		vx3_schedule_reset(priv);
 		if (!budget)
 			return 0;
 		work = min(work, budget - 1);

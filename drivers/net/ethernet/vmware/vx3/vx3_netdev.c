@@ -296,7 +296,12 @@ static int vx3_open(struct net_device *netdev)
 
 static int vx3_stop(struct net_device *netdev)
 {
-	vx3_close_queues(netdev_priv(netdev));
+	struct vx3_priv *priv = netdev_priv(netdev);
+
+	/* A reset asked for now finds the interface closed */
+	timer_delete_sync(&priv->reset_timer);
+	priv->retries = 0;
+	vx3_close_queues(priv);
 	return 0;
 }
 
@@ -326,6 +331,9 @@ int vx3_reconfigure(struct vx3_priv *priv, const struct vx3_cfg *cfg,
 	if (!netif_running(netdev) || !priv->qs) {
 		priv->cfg = *cfg;
 		WRITE_ONCE(netdev->mtu, cfg->mtu);
+		/* Up without queues (vx3_retry_later()): try the new one now */
+		if (netif_running(netdev))
+			vx3_schedule_reset(priv);
 		return 0;
 	}
 
@@ -349,14 +357,12 @@ int vx3_reconfigure(struct vx3_priv *priv, const struct vx3_cfg *cfg,
 		WRITE_ONCE(netdev->mtu, priv->cfg.mtu);
 		vx3_free_qset(priv, vx3_unswap_qset(priv, old, &base));
 		if (vx3_up(priv, old)) {
-			/* No extack reaches the caller of a close */
 			NL_SET_ERR_MSG_MOD(extack,
-					   "device refused the new configuration and the old one, interface closed");
-			netdev_err(netdev, "device refused the new configuration and the old one (%d), closing\n",
+					   "cannot start the new configuration or the old one, retrying the old one");
+			netdev_err(netdev, "cannot start the new configuration or the old one (%d), trying again later\n",
 				   err);
 			vx3_free_qset(priv, vx3_swap_qset(priv, NULL));
-			netif_carrier_off(netdev);
-			dev_close(netdev);
+			vx3_retry_later(priv);
 			return err;
 		}
 		NL_SET_ERR_MSG_MOD(extack,
@@ -398,7 +404,7 @@ static void vx3_tx_timeout(struct net_device *netdev, unsigned int txqueue)
 	struct vx3_priv *priv = netdev_priv(netdev);
 
 	netdev_err(netdev, "TX queue %u timed out\n", txqueue);
-	schedule_work(&priv->reset_work);
+	vx3_schedule_reset(priv);
 }
 
 static void vx3_get_stats64(struct net_device *netdev,
@@ -532,6 +538,7 @@ static const struct net_device_ops vx3_netdev_ops = {
 	.ndo_features_check	= vx3_features_check,
 	.ndo_get_stats64	= vx3_get_stats64,
 	.ndo_set_rx_mode_async	= vx3_set_rx_mode_async,
+	.ndo_work		= vx3_work,
 	.ndo_set_mac_address	= vx3_set_mac_address,
 	.ndo_validate_addr	= eth_validate_addr,
 	.ndo_change_mtu		= vx3_change_mtu,

@@ -145,13 +145,14 @@ static int vx3_xsk_disable(struct vx3_priv *priv, u16 qid,
 	err = vx3_reconfigure(priv, &cfg, extack);
 	if (err) {
 		/* The core frees the pool whatever vx3 answers: the queues
-		 * that use it cannot stay. The interface goes down.
+		 * that use it cannot stay. The interface stays up without
+		 * queues and opens them again without the pool later.
 		 */
-		netdev_err(netdev, "cannot replace the queues of AF_XDP queue %u (%d), closing\n",
+		netdev_err(netdev, "cannot replace the queues of AF_XDP queue %u (%d), trying again later\n",
 			   qid, err);
 		vx3_close_queues(priv);
 		priv->cfg = cfg;
-		dev_close(netdev);
+		vx3_retry_later(priv);
 	}
 	xsk_pool_dma_unmap(pool, 0);
 	netdev_update_features(netdev);
@@ -167,7 +168,8 @@ static int vx3_xsk_disable(struct vx3_priv *priv, u16 qid,
  * The queues are replaced by ones that take their buffers from the pool
  * (or from the page_pool again), new ones first: on failure the old ones
  * keep running. Removing a pool cannot fail; if the new queues cannot be
- * started then, the interface is closed.
+ * started then, the interface stays up without queues and tries again
+ * (vx3_retry_later()).
  *
  * The request the AF_XDP core passes carries no extack (struct
  * netdev_bpf has one for XDP_SETUP_PROG only): the reason for a refusal

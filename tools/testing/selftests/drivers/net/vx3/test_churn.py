@@ -16,12 +16,26 @@ churn_integrity
     alternate peer -> guest and guest -> peer, one after the other; each
     must arrive intact (SHA-256 at both ends). Traffic flows once the
     loops stop. The harness fails the case on any splat in dmesg.
+    vx3: the offloads loop also sets a new RSS key (ethtool -X hkey,
+    two keys in turn) and the TCP/IPv4 hash fields (ethtool -N
+    rx-flow-hash tcp4 sd, sdfn), which activate the device again from
+    its device work, racing the other loops' reconfigurations.
 
     The loops run for 40 s, or VX3_CHURN_SECONDS: `make soak` (not in
     make check) runs this file on the debug kernel with the churn lasting
     SOAK_MINUTES (default 30), and with bulk iperf traffic both ways
     (lib/nic.py Traffic, reconnecting whenever a reconfiguration breaks
     a connection) beside the integrity transfers.
+rss_lock_order (vx3, debug kernel)
+    A new RSS key and new TCP/IPv4 hash fields, then both back (after
+    the churn's own): lockdep (/proc/lockdep) must have recorded no
+    dependency from the ethtool core's rss_lock to a netdev instance
+    lock. The core takes the instance lock first for drivers that use
+    it, and lockdep has one class for every device's: an instance lock
+    taken under rss_lock (as stopping NAPI takes it) is a lock inversion,
+    reported as soon as any such driver did an RSS operation on the same
+    boot. Needs two RX queues (RSS on; with one, a new key changes
+    nothing in the device); skips without lockdep (Debian's kernel).
 """
 
 import contextlib
@@ -39,6 +53,9 @@ ROOT_PORTS = True
 CHURN_SECONDS = int(os.environ.get("VX3_CHURN_SECONDS", "40"))
 # Bulk traffic beside the integrity transfers only in a soak
 SOAK = "VX3_CHURN_SECONDS" in os.environ
+# Two RSS keys the churn sets in turn
+KEYS = [":".join(f"{(i * m + 7) & 0xff:02x}" for i in range(40))
+        for m in (37, 101)]
 
 
 def setup(ctx):
@@ -123,6 +140,12 @@ def _churn_script(ctx, seconds):
                   f"ethtool -L {ifn} tx 0 || exit 13")
     offl = (f"for f in lro tso tx; do ethtool -K {ifn} $f off || exit 21; "
             f"sleep 0.3; ethtool -K {ifn} $f on || exit 22; sleep 0.3; done")
+    if ctx.driver == "vx3":
+        offl += (f"; for k in {' '.join(KEYS)}; do "
+                 f"ethtool -X {ifn} hkey $k || exit 23; sleep 0.3; done; "
+                 f"ethtool -N {ifn} rx-flow-hash tcp4 sd || exit 24; "
+                 f"sleep 0.3; "
+                 f"ethtool -N {ifn} rx-flow-hash tcp4 sdfn || exit 25")
     updown = (f"ip link set {ifn} down || exit 31; sleep 0.2; "
               f"ip link set {ifn} up || exit 32; sleep 1")
     loop = "end=$(($(date +%s) + {s})); while [ $(date +%s) -lt $end ]; " \
@@ -162,3 +185,42 @@ def test_churn_integrity(ctx):
     ping(ctx)
     with Traffic(ctx, port=5835):
         expect_flowing(ctx, "traffic after the churn")
+
+
+def _lock_deps(text, name):
+    """The classes lockdep saw taken directly under the class name, from
+    /proc/lockdep's listing (a class line, then its " -> " lines)."""
+    deps, cur = set(), None
+    for line in text.splitlines():
+        if line.startswith(" -> "):
+            if cur == name:
+                deps.add(line.split("] ", 1)[-1].strip())
+        elif line.strip():
+            cur = line.rsplit(": ", 1)[-1].strip()
+    return deps
+
+
+def test_rss_lock_order(ctx):
+    vm, ifn = ctx.vm, ctx.ifname(1)
+    if ctx.driver != "vx3":
+        ctx.skip("vx3 only")
+    if vm.run("test -r /proc/lockdep")[0]:
+        ctx.skip("no lockdep in this kernel (the debug kernel has it)")
+    nrx = int(vm.check(f"ls -d /sys/class/net/{ifn}/queues/rx-* | wc -l"))
+    if nrx < 2:
+        ctx.skip("one RX queue: RSS is off")
+    for cmd in (f"-X {ifn} hkey {KEYS[0]}", f"-N {ifn} rx-flow-hash tcp4 sd",
+                f"-N {ifn} rx-flow-hash tcp4 sdfn", f"-X {ifn} hkey {KEYS[1]}"):
+        vm.check(f"ethtool {cmd}")
+    wait_carrier(ctx)
+    ping(ctx)
+    # Each class line of rss_lock's class, and the " -> " lines under it
+    text = vm.check("awk '!/^ -> /{p = /rss_lock$/} p' /proc/lockdep")
+    ctx.expect("&dev->ethtool->rss_lock" in text,
+               "lockdep lists no rss_lock class: /proc/lockdep's format "
+               "changed, or the core took no rss_lock")
+    deps = _lock_deps(text, "&dev->ethtool->rss_lock")
+    diag(f"taken under rss_lock: {sorted(deps) or 'nothing'}")
+    ctx.expect("&dev->lock" not in deps,
+               "a netdev instance lock was taken under the ethtool core's "
+               "rss_lock (the reverse of the core's order)")

@@ -24,6 +24,18 @@ pp_alloc_traffic
     context: lockdep reports "inconsistent lock state" at the first
     injection and turns itself off.
 
+both_configs_fail
+    A reconfiguration whose new configuration and old one both fail to
+    start: failslab and fail_page_alloc fail every allocation made under
+    vx3_up() (the stack trace filter set to that function's text, found
+    in /proc/kallsyms; probability 100), so the new queues and then the
+    old ones cannot get their interrupts or RX buffers. `ip link set mtu
+    1400` must fail, and the interface must stay up (IFF_UP; not closed
+    behind the user's back) without carrier, at MTU 1500, while vx3
+    tries again ("trying again later" at least twice within 4 s). Once
+    the injection stops the interface must have its carrier back within
+    45 s ("queues restarted"), ping, and take the MTU change then.
+
 fail_nth_rings, fail_nth_channels, fail_nth_mtu, fail_nth_features,
 fail_nth_open, fail_nth_probe (not in make check)
     make check's debug lane runs only pp_alloc_traffic: under TCG with
@@ -683,6 +695,64 @@ def _small_rings(ctx):
     if _cur_rings(ctx) != BASE_RINGS:
         _set_rings(ctx, BASE_RINGS)
     wait_carrier(ctx)
+
+
+def _fn_range(vm, name):
+    """[start, end) of vx3's function name: from its /proc/kallsyms
+    address to the next vx3 text symbol's."""
+    syms = sorted((int(f[0], 16), f[2]) for f in
+                  (ln.split() for ln in vm.check(
+                      "grep '\\[vx3\\]$' /proc/kallsyms").splitlines())
+                  if f[1] in "tT")
+    for i, (addr, sym) in enumerate(syms):
+        if sym == name and i + 1 < len(syms):
+            return addr, syms[i + 1][0]
+    raise AssertionError(f"no {name} between vx3's symbols in /proc/kallsyms")
+
+
+def test_both_configs_fail(ctx):
+    vm, ifn = ctx.vm, ctx.ifname(1)
+    wait_carrier(ctx)
+    start, end = _fn_range(vm, "vx3_up")
+    log = vm.dmesg()
+    tries0 = log.count("trying again later")
+    restarts0 = log.count("queues restarted")
+    vm.check(f"for a in failslab fail_page_alloc; do d={DBG}/$a; "
+             f"echo {start:#x} > $d/require-start && "
+             f"echo {end:#x} > $d/require-end && "
+             f"echo 32 > $d/stacktrace-depth && echo N > $d/task-filter && "
+             f"echo N > $d/ignore-gfp-wait && echo 1 > $d/verbose && "
+             f"echo 1 > $d/interval && echo 0 > $d/space && "
+             f"echo -1 > $d/times && echo 100 > $d/probability || exit 1; "
+             f"done; echo 0 > {DBG}/fail_page_alloc/min-order")
+    try:
+        rc, out = vm.run(f"ip link set {ifn} mtu {ALT_MTU} 2>&1")
+        ctx.expect(rc != 0, f"the MTU change succeeded with every "
+                   f"allocation under vx3_up() failing:\n{out}")
+        diag(f"ip link set mtu: {out.strip()}")
+        time.sleep(4)
+        link = json.loads(vm.check(f"ip -j link show dev {ifn}"))[0]
+        ctx.expect("UP" in link["flags"], f"the interface was closed: "
+                   f"flags {link['flags']}")
+        ctx.expect(link["operstate"] != "UP", "carrier without queues")
+        ctx.expect(link["mtu"] == 1500, f"MTU {link['mtu']}, not the old "
+                   f"1500")
+        tries = vm.dmesg().count("trying again later") - tries0
+        ctx.expect(tries >= 2, f"{tries} failed attempt(s) logged in 4 s, "
+                   f"expected the reconfiguration's and a retry's")
+    finally:
+        _fi_mode(vm, False)
+        _fi_filter(vm, vx3_only=False)
+    wait_carrier(ctx, timeout=45)
+    ctx.expect(vm.dmesg().count("queues restarted") > restarts0,
+               "no restart logged")
+    ping(ctx, wait=30)
+    vm.check(f"ip link set {ifn} mtu {ALT_MTU}")
+    try:
+        wait_carrier(ctx)
+        ping(ctx, wait=30)
+    finally:
+        vm.check(f"ip link set {ifn} mtu 1500")
 
 
 def test_fail_nth_rings(ctx):

@@ -35,13 +35,15 @@ table_one_queue
     queue 1, with the same hashes. `ethtool -X <if> default` restores.
 key_change (vx3)
     `ethtool -X <if> hkey <40 new bytes>`: the key takes effect at an
-    activation (vx3 replaces its queues, new ones first); the device's
-    configuration holds the new key, every flow hashes under it, and
-    `ethtool -x` reports it. The old key is restored afterwards.
+    activation (vx3 activates the device again with the same queues,
+    from its device work, after the ethtool core has dropped rss_lock);
+    within 10 s the device's configuration holds the new key, every flow
+    hashes under it, and `ethtool -x` reports it. The old key is
+    restored afterwards.
 tcp_fields (vx3)
     `ethtool -N <if> rx-flow-hash tcp4 sd`: TCP over IPv4 hashes over
-    the addresses only (the device's TCP/IPv4 hash type cleared), TCP
-    over IPv6 still over its ports; `sdfn` restores.
+    the addresses only (the device's TCP/IPv4 hash type cleared, within
+    10 s), TCP over IPv6 still over its ports; `sdfn` restores.
 rxhash_off
     With the rxhash feature off the driver sets no skb->hash: the tc
     program reads 0 for every flow (the queues stay as the table says).
@@ -172,6 +174,20 @@ def _rss_conf(dev):
             "key": raw[8:8 + min(ksize, KEY_MAX)],
             "table": list(raw[8 + KEY_MAX:8 + KEY_MAX + min(tsize,
                                                              TABLE_MAX)])}
+
+
+def _wait_rss_conf(ctx, what, pred, timeout=10):
+    """The device's RSS configuration once pred(conf) holds; fails the
+    test with what if it does not within timeout seconds."""
+    dev = ctx.state["dev"]
+    end = time.monotonic() + timeout
+    while True:
+        conf = _rss_conf(dev)
+        if conf and pred(conf):
+            return conf
+        if time.monotonic() > end:
+            ctx.expect(False, f"{what}: the device's RSS configuration is {conf}")
+        time.sleep(0.5)
 
 
 def setup(ctx):
@@ -394,10 +410,9 @@ def test_key_change(ctx):
     new = os.urandom(KEY_MAX)
     vm.check(f"ethtool -X {ifn} hkey {_key_hex(new)}")
     try:
-        # The queues were replaced: the key came with an activation
-        conf = _rss_conf(dev)
-        ctx.expect(conf["key"] == new, f"the device has key "
-                   f"{_key_hex(conf['key'])}, not the one set")
+        # The key comes with an activation, from vx3's device work
+        conf = _wait_rss_conf(ctx, "the new key did not reach the device",
+                              lambda c: c["key"] == new)
         ctx.expect(_ethtool_key(ctx) == new, "ethtool -x reports another "
                    "key than the one set")
         ping(ctx, wait=30)
@@ -410,18 +425,19 @@ def test_key_change(ctx):
         ctx.expect(moved, "no flow changed its queue with the key")
     finally:
         vm.check(f"ethtool -X {ifn} hkey {_key_hex(old)}")
-    ctx.expect(_rss_conf(dev)["key"] == old, "the old key did not come back")
+    _wait_rss_conf(ctx, "the old key did not come back",
+                   lambda c: c["key"] == old)
 
 
 @vx3_only
 def test_tcp_fields(ctx):
-    vm, ifn, dev = ctx.vm, ctx.ifname(1), ctx.state["dev"]
+    vm, ifn = ctx.vm, ctx.ifname(1)
     vm.check(f"ethtool -N {ifn} rx-flow-hash tcp4 sd")
     try:
-        conf = _rss_conf(dev)
-        ctx.expect(conf["types"] == HASH_IPV4 | HASH_IPV6 | HASH_TCP_IPV6,
-                   f"after tcp4 sd the device hashes types "
-                   f"{conf['types']:#x}, not {HASH_IPV4 | HASH_IPV6 | HASH_TCP_IPV6:#x}")
+        want = HASH_IPV4 | HASH_IPV6 | HASH_TCP_IPV6
+        conf = _wait_rss_conf(ctx, f"after tcp4 sd the device does not "
+                              f"hash types {want:#x}",
+                              lambda c: c["types"] == want)
         out = vm.check(f"ethtool -n {ifn} rx-flow-hash tcp4")
         ctx.expect("L4 bytes" not in out, f"ethtool -n still shows ports "
                    f"for tcp4:\n{out}")
@@ -431,7 +447,8 @@ def test_tcp_fields(ctx):
         _check_flows(ctx, conf)
     finally:
         vm.check(f"ethtool -N {ifn} rx-flow-hash tcp4 sdfn")
-    ctx.expect(_rss_conf(dev)["types"] == 0xF, "TCP/IPv4 did not come back")
+    _wait_rss_conf(ctx, "TCP/IPv4 did not come back",
+                   lambda c: c["types"] == 0xF)
 
 
 def test_rxhash_off(ctx):
