@@ -63,10 +63,13 @@ cd "$ROOT" || exit 1
 # only skip on this device, is make check-reference's).
 # Suspend to RAM and resume (pm.s3_resume) runs on the stock kernel, on
 # the rig's QEMU with the vmxnet3 fixes of scripts/qemu/patches/ (built
-# in the background from the start: scripts/vx3-qemu.sh), and so does
-# Wake-on-LAN end to end (wake: a magic packet from the peer wakes the
-# suspended guest, on the model of scripts/qemu/patches/0003, in strict
-# mode; under a minute), in the stock lane with vx3 and in the
+# in the background from the start: scripts/vx3-qemu.sh), and so do
+# Wake-on-LAN's settings and arming (wol, on a function with a PCI PM
+# capability: only there does vx3 offer it; lifecycle.wol_not_capable
+# checks Debian's model, which has none) and Wake-on-LAN end to end
+# (wake: a magic packet from the peer wakes the suspended guest, on the
+# model of scripts/qemu/patches/0003, in strict mode; under a minute),
+# in the stock lane with vx3 and in the
 # reference lane with the in-tree vmxnet3, which validates the model.
 # Not here: faultinject's fail-nth sweeps (15-30 minutes per path on the
 # debug kernel, make vmtest, see test_faultinject.py), upstream on the

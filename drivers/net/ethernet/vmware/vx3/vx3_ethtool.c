@@ -596,6 +596,9 @@ static void vx3_get_wol(struct net_device *netdev,
 	struct vx3_priv *priv = netdev_priv(netdev);
 	struct device *dev = &priv->pdev->dev;
 
+	/* Only a function that can signal PME wakes the machine: the PCI
+	 * core makes it wakeup capable then (pci_pm_init())
+	 */
 	wol->supported = device_can_wakeup(dev) ? VX3_WOL_SUPPORTED : 0;
 	/* What suspend arms: nothing while the PM core's wakeup setting
 	 * (power/wakeup) is off

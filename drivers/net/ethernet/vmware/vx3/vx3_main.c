@@ -503,8 +503,6 @@ static int vx3_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		err = -ENOMEM;
 		goto err_clear_master;
 	}
-	/* The device wakes on magic packets; the user enables it */
-	device_set_wakeup_capable(&pdev->dev, true);
 
 	vx3_read_perm_addr(priv);
 
@@ -606,17 +604,17 @@ static bool vx3_wol_armable(struct vx3_priv *priv)
 }
 
 /* Suspend, freeze and poweroff: the queues are freed as by a close, unless
- * Wake-on-LAN keeps the device active; the device loses its state (S3
- * resets it), so nothing else is kept.
+ * Wake-on-LAN keeps the device active (@wake); the device loses its state
+ * (S3 resets it), so nothing else is kept.
  */
-static int vx3_suspend(struct device *dev)
+static int vx3_sleep(struct device *dev, bool wake)
 {
 	struct net_device *netdev = dev_get_drvdata(dev);
 	struct vx3_priv *priv = netdev_priv(netdev);
 
 	rtnl_lock();
 	netif_device_detach(netdev);
-	if (vx3_wol_armable(priv))
+	if (wake && vx3_wol_armable(priv))
 		vx3_arm_wol(priv);
 	else if (netif_running(netdev))
 		vx3_close_queues(priv);
@@ -630,6 +628,22 @@ static int vx3_suspend(struct device *dev)
 	if (!priv->wake_qs)
 		writel(VX3_CMD_RESET_DEV, priv->bar1 + VX3_REG_CMD);
 	return 0;
+}
+
+/* Suspend to RAM and the hibernation's poweroff: the machine sleeps, and
+ * Wake-on-LAN may wake it
+ */
+static int vx3_suspend(struct device *dev)
+{
+	return vx3_sleep(dev, true);
+}
+
+/* Freeze: the device only stops while the hibernation image is made, and
+ * thaw or restore follows; nothing is armed
+ */
+static int vx3_freeze(struct device *dev)
+{
+	return vx3_sleep(dev, false);
 }
 
 /* Resume, thaw and restore: PCI state is back (bus mastering, MSI-X); the
@@ -672,7 +686,14 @@ static int vx3_resume(struct device *dev)
 	return 0;
 }
 
-static DEFINE_SIMPLE_DEV_PM_OPS(vx3_pm_ops, vx3_suspend, vx3_resume);
+static const struct dev_pm_ops vx3_pm_ops = {
+	.suspend	= pm_sleep_ptr(vx3_suspend),
+	.resume		= pm_sleep_ptr(vx3_resume),
+	.freeze		= pm_sleep_ptr(vx3_freeze),
+	.thaw		= pm_sleep_ptr(vx3_resume),
+	.poweroff	= pm_sleep_ptr(vx3_suspend),
+	.restore	= pm_sleep_ptr(vx3_resume),
+};
 
 static void vx3_shutdown(struct pci_dev *pdev)
 {

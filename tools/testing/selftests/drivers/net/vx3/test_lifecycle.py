@@ -29,6 +29,11 @@ set_link
     not flap the carrier (carrier_changes unchanged); a link switched off
     while the interface is down is reported as down at open, and comes up
     with `set_link on`.
+wol_not_capable (vx3)
+    On Debian's vmxnet3 model (no PCI power management capability, so
+    no PME) vx3 offers no Wake-on-LAN: ethtool shows "Supports
+    Wake-on: d" and `ethtool -s wol g` fails. test_wol.py and
+    test_wake.py cover a function that can wake.
 
 No dmesg warning may appear in any case (checked by the harness after each
 case: WARNING, BUG, page_pool shutdown stalls, ...).
@@ -41,11 +46,13 @@ destroyed pool indefinitely (seen once in 7.3: "inflight 1" after
 updown_traffic).
 """
 
+import re
 import time
 
 from lib.nic import (FLUSH_SKB_DEFER, Traffic, diag, expect_flowing,
                      flush_skb_defer, ifindex, page_pools, ping, setup_nic,
                      wait_carrier, wait_no_tcp)
+from lib.test import vx3_only
 
 NICS = 1
 
@@ -280,3 +287,24 @@ def test_set_link(ctx):
     finally:
         vm.monitor("set_link nic1 on")
 
+
+@vx3_only
+def test_wol_not_capable(ctx):
+    vm, ifn = ctx.vm, ctx.ifname(1)
+    bdf = vm.check(f"basename $(readlink /sys/class/net/{ifn}/device)").strip()
+    cfg = bytes.fromhex(vm.check(f"od -An -tx1 -v /sys/bus/pci/devices/"
+                                 f"{bdf}/config").replace(" ", "")
+                        .replace("\n", ""))
+    caps, pos = [], cfg[0x34] if cfg[0x06] & 0x10 else 0
+    while pos and len(caps) < 48:
+        caps.append(cfg[pos])
+        pos = cfg[pos + 1]
+    diag(f"PCI capabilities: {[hex(c) for c in caps]}")
+    if 0x01 in caps:
+        ctx.skip("this vmxnet3 model has a PCI power management capability")
+    out = vm.check(f"ethtool {ifn}")
+    sup = re.search(r"Supports Wake-on: (\w+)", out)
+    ctx.expect(sup and sup.group(1) == "d", f"Wake-on-LAN offered by a "
+               f"function without PME: {sup and sup.group(0)}")
+    rc, out = vm.run(f"ethtool -s {ifn} wol g")
+    ctx.expect(rc != 0, f"ethtool -s wol g succeeded without PME: {out}")

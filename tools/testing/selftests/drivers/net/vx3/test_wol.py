@@ -1,6 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0
 """Wake-on-LAN: ethtool wol g, armed in the device across an S3 cycle.
 
+On the rig's vmxnet3 with a PCI power management capability (variant
+s3-wol: x-wol=on, and x-strict=on); test_lifecycle.py's wol_not_capable
+checks that vx3 offers nothing on a function without PME.
+
 The device learns the wake-up events from its power management
 configuration (struct Vmxnet3_PMConf: wakeUpEvents u16, numFilters u8,
 pad, filters), which DriverShared's pmConfDesc (confVer u32 @0x298,
@@ -31,6 +35,13 @@ s3_armed
     the driver disarms (another UPDATE_PMCFG on the active device,
     wakeUpEvents 0), ethtool still says "Wake-on: g", and ping works both
     ways.
+freeze_not_armed
+    With wol g, hibernation with /sys/power/pm_test = devices (the
+    drivers' .freeze, 5 s, then their resume callbacks; no image is
+    written, see test_pm.py): .freeze only stops the device while the
+    image would be made, so nothing may be armed. The one UPDATE_PMCFG
+    of the cycle must be the disarm after the device is activated again;
+    then ping works.
 off
     ethtool -s wol d: "Wake-on: d", power/wakeup disabled, and the device
     is told at once (UPDATE_PMCFG with wakeUpEvents 0).
@@ -43,11 +54,14 @@ import time
 import lib.devside as ds
 from lib.nic import diag, ping, setup_nic, wait_carrier
 from lib.test import (firmware_resume_guard, pm_finished, pm_start,
-                      qmp_status)
+                      qmp_status, wait_agent)
 
 NICS = 1
 DRIVERS = ("vx3",)
-VARIANTS = ("s3",)
+# A PCI PM capability with PME: the rig's vmxnet3 with x-wol=on
+# (scripts/qemu/patches/0003); vx3 offers Wake-on-LAN only there
+VARIANTS = ("s3-wol",)
+QEMU_PATCHED = True
 
 CMD_ACTIVATE_DEV = 0xCAFE0000
 CMD_QUIESCE_DEV = 0xCAFE0001
@@ -235,6 +249,33 @@ def test_s3_armed(ctx):
     wait_carrier(ctx, timeout=30)
     ping(ctx, wait=30)
     ping(ctx, peer=True)
+
+
+def test_freeze_not_armed(ctx):
+    vm, dev = ctx.vm, ctx.state["dev"]
+    rc, modes = vm.run("cat /sys/power/pm_test /sys/power/disk")
+    if rc != 0 or "devices" not in modes:
+        ctx.skip(f"no hibernation test mode in the guest kernel: {modes}")
+    if _ethtool_wol(ctx)[1] != "g":
+        vm.check(f"ethtool -s {ctx.ifname(1)} wol g")
+    since = dev.mark()
+    vm.check("echo devices > /sys/power/pm_test")
+    try:
+        pm_start(vm, "disk")
+        pm_finished(ctx, timeout=120)
+    finally:
+        wait_agent(ctx)
+        vm.run("echo none > /sys/power/pm_test")
+    active = []
+    cmds = _pm_cmds(dev, since, active)
+    diag(f"UPDATE_PMCFG in a freeze/resume cycle: {len(cmds)}, device "
+         f"active at each: {active}")
+    ctx.expect(len(cmds) == 1 and active == [True],
+               f"freeze armed the device for a hibernation image: "
+               f"{len(cmds)} UPDATE_PMCFG (the disarm after the activation "
+               f"expected only), active at each: {active}")
+    wait_carrier(ctx, timeout=30)
+    ping(ctx, wait=30)
 
 
 def test_off(ctx):
