@@ -776,8 +776,11 @@ int vx3_rx_clean(struct vx3_rx_queue *rxq, int budget, bool *bad)
 	vx3_rx_ring_refill(rxq, &rxq->ring[1]);
 	/* Without head buffers the device drops every packet and need not
 	 * raise an interrupt: try again a little later, without spinning.
+	 * An AF_XDP socket that uses need_wakeup was asked to wake the
+	 * queue (vx3_xsk_refill()), and does so whenever it waits.
 	 */
-	if (rxq->ring[0].fill == rxq->ring[0].used)
+	if (rxq->ring[0].fill == rxq->ring[0].used &&
+	    !(rxq->xsk_pool && xsk_uses_need_wakeup(rxq->xsk_pool)))
 		mod_timer(&rxq->refill_timer, jiffies + VX3_RX_REFILL_RETRY);
 	return done;
 

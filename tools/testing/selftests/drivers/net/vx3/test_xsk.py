@@ -52,7 +52,12 @@ zc_fill_starved (vx3)
     refills, a second burst must arrive whole, without a drop. The
     socket must receive every datagram the device did not drop; a drop
     in the first burst's window may also have been another frame (the
-    peer's tap counts what it sent toward the guest then).
+    peer's tap counts what it sent toward the guest then). The socket
+    makes no system call during the stall (VX3_XSK_STALL_SLEEP): with
+    need_wakeup asked for, the driver must leave the empty queue alone
+    meanwhile (at most IDLE_POLLS_MAX polls in 2 s, counted by
+    xsk_fill_empty, from the guest's own transmits on that vector), not
+    poll it from a timer.
 zc_resize (vx3)
     With a zero-copy socket bound, the RX ring goes to 256 (the queues
     are replaced, the pool kept); the socket must then receive every
@@ -104,6 +109,10 @@ NICS = 1
 HERE = os.path.dirname(os.path.abspath(__file__))
 PEER = f"/usr/bin/python3 {HERE}/lib/xdppeer.py"
 COUNT = 1000
+# zc_fill_starved: polls of an empty AF_XDP queue in 2 s while its socket
+# sleeps (the guest's own transmits poll the vector; a 100 Hz refill timer
+# would poll 200 times)
+IDLE_POLLS_MAX = 20
 OUT = "/tmp/vx3-xsk.out"
 FLOOD_PPS = 1000	# zc_churn's traffic
 
@@ -237,12 +246,12 @@ def test_copy_tx_csum(ctx):
     _tx_csum_case(ctx, "copy")
 
 
-def _start_rx(ctx, mode, count, idle_ms, extra="", prog="xdp_xsk"):
+def _start_rx(ctx, mode, count, idle_ms, extra="", prog="xdp_xsk", env=""):
     """Start vx3-xsk rx on queue 0 in the background with program prog of
-    vx3_xdp.bpf.c, wait for "ready"."""
+    vx3_xdp.bpf.c (env: more VAR=value settings), wait for "ready"."""
     vm, ifn = ctx.vm, ctx.ifname(1)
     vm.check(f"rm -f {OUT}")
-    job = vm.bg(f"VX3_XSK_PROG={prog} exec vx3-xsk rx {ifn} 0 {mode} "
+    job = vm.bg(f"{env} VX3_XSK_PROG={prog} exec vx3-xsk rx {ifn} 0 {mode} "
                 f"{count} {idle_ms} {extra} >{OUT} 2>&1")
     try:
         _wait_ready(ctx)
@@ -400,7 +409,8 @@ def test_zc_fill_starved(ctx):
     vm, ifn = ctx.vm, ctx.ifname(1)
     half, fill, stall = 500, 64, 10000
     m0 = link_stats(vm, ifn)["rx_missed_errors"]
-    job = _start_rx(ctx, "zc", 2 * half, 30000, f"{fill} {stall}")
+    job = _start_rx(ctx, "zc", 2 * half, 30000, f"{fill} {stall}",
+                    env="VX3_XSK_STALL_SLEEP=1")
     # The stall runs from "ready" on
     t0 = time.monotonic()
     try:
@@ -415,6 +425,12 @@ def test_zc_fill_starved(ctx):
         stray = tap_sent(vm, 1) - sent0 - half
         s1 = ethtool_stats(vm, ifn)
         elapsed = time.monotonic() - t0
+        # The socket sleeps through the stall, need_wakeup set: nothing
+        # should poll the queue now but the guest's own transmits (ND)
+        time.sleep(2)
+        idle_polls = (ethtool_stats(vm, ifn)["rx0_xsk_fill_empty"] -
+                      s1["rx0_xsk_fill_empty"])
+        elapsed2 = time.monotonic() - t0
         # The socket refills once the stall is over. Until then a stray
         # frame (neighbour discovery) also finds no buffer: count the
         # second burst's drops from after the refill
@@ -429,8 +445,9 @@ def test_zc_fill_starved(ctx):
     diag(f"starved fill ring: first burst in {elapsed:.1f}s, device out of "
          f"buffers +{m1 - m0} ({stray} other frames then), +{m_refill - m1} "
          f"until the refill, then +{m2 - m_refill}, xsk_fill_empty "
-         f"+{empty}, socket {res}")
-    if elapsed >= stall / 1000:
+         f"+{empty}, socket {res}; polls of the empty queue in 2 s of the "
+         f"socket sleeping: {idle_polls}")
+    if elapsed2 >= stall / 1000:
         ctx.skip(f"the first burst took {elapsed:.1f}s, longer than the "
                  f"stall")
     ctx.expect(res["zc"] == 1, f"the bind is not zero-copy: {res}")
@@ -440,6 +457,9 @@ def test_zc_fill_starved(ctx):
                f"with {fill} buffers for {half} frames the device counted "
                f"only {m1 - m0} out of buffers")
     ctx.expect(empty > 0, "xsk_fill_empty did not count the empty fill ring")
+    ctx.expect(idle_polls <= IDLE_POLLS_MAX,
+               f"the empty queue was polled {idle_polls} times in 2 s while "
+               f"its socket slept with need_wakeup set (a refill timer?)")
     ctx.expect(m2 == m_refill, f"the device still ran out of buffers "
                f"({m2 - m_refill}) after the socket refilled")
     # Every datagram the device did not drop reaches the socket; of the
@@ -491,6 +511,11 @@ def test_zc_resize(ctx):
     diag(f"zero-copy RX after a ring resize to {size} with the socket "
          f"bound: peer sent {sent['sent']}, socket received {res}, device "
          f"out of buffers +{missed}")
+    if res.get("received", 0) + missed != COUNT:
+        st = ethtool_stats(vm, ifn)
+        diag("counters after the resize: " + ", ".join(
+            f"{k}={v}" for k, v in sorted(st.items())
+            if v and k.startswith(("rx0", "xdp", "rx_"))))
     ctx.expect(size == 256, f"RX ring {size} after ethtool -G rx 256")
     ctx.expect(res["zc"] == 1, f"the bind is not zero-copy: {res}")
     ctx.expect(res["bad"] == 0 and res["dup"] == 0,

@@ -16,6 +16,10 @@
  * FILL (default 2048) frames go on the fill ring at the start; for
  * STALL_MS (default 0) after "ready" received frames are not given back
  * to the fill ring (a socket that stops refilling), then all at once.
+ * With VX3_XSK_STALL_SLEEP set in the environment the socket also makes
+ * no system call during the stall (it sleeps instead of waking the queue
+ * when need_wakeup asks for it), so nothing but the device and the
+ * driver itself polls the queue then.
  * With VX3_XSK_PROG set in the environment, rx attaches that program of
  * the object instead of xdp_xsk (an XDP_TX or XDP_DROP one: the socket
  * then only lends the queue its buffers).
@@ -260,6 +264,7 @@ static int do_rx(struct xsk *x, unsigned int ifindex, __u32 queue,
 	struct bpf_program *prog;
 	unsigned char *seen;
 	__u32 i, prod;
+	int stall_sleep = !!getenv("VX3_XSK_STALL_SLEEP");
 	long long last;
 	int map;
 
@@ -304,6 +309,10 @@ static int do_rx(struct xsk *x, unsigned int ifindex, __u32 queue,
 			store_rel(x->fill.prod, fprod);
 		}
 		prod = load_acq(x->rx.prod);
+		if (prod == cons && stalled && stall_sleep) {
+			usleep(50000);
+			continue;
+		}
 		if (prod == cons) {
 			if (*x->fill.flags & XDP_RING_NEED_WAKEUP)
 				recvfrom(x->fd, NULL, 0, MSG_DONTWAIT, NULL,
