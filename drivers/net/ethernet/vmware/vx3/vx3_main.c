@@ -327,8 +327,8 @@ void vx3_schedule_reset(struct vx3_priv *priv)
  *
  * The device refused every configuration it was given. The interface is
  * not closed behind the user's back: it stays up without carrier, and
- * vx3_work() tries to open the queues again, after 1 s, 2 s, 4 s and then
- * every 32 s, until it succeeds or the interface is closed.
+ * vx3_work() tries to open the queues again, after 1, 2, 4, 8 and 16 s and
+ * then every 32 s, until it succeeds or the interface is closed.
  *
  * Context: rtnl held.
  */

@@ -134,8 +134,8 @@ import threading
 import time
 
 from lib import devside as ds
-from lib.nic import (diag, ethtool_stats, expect_bql_drained, kv, link_stats,
-                     ping, tool, wait_carrier, wait_listen)
+from lib.nic import (PeerSha256, diag, ethtool_stats, expect_bql_drained, kv,
+                     link_stats, ping, tool, wait_carrier, wait_listen)
 from lib.test import iperf_guest_to_peer, iperf_peer_to_guest, only_driver
 
 NICS = 1
@@ -1457,26 +1457,11 @@ def test_tx_desc_limit(ctx):
         for tso in ("off", "on"):
             vm.check(f"ethtool -K {ifn} tso {tso}")
             lay = dev.layout()
-            sha = f"/tmp/vx3-frags-{vm.runid}.sha"
-            rcv = vm.peer_bg(1, f"rm -f {sha}; exec socat -u TCP4-LISTEN:"
-                                f"{port},reuseaddr SYSTEM:'sha256sum "
-                                f">{sha}.t && mv {sha}.t {sha}'")
-            try:
-                ctx.expect(wait_listen(lambda c: vm.peer(1, c), port),
-                           "peer socat did not listen")
+            with PeerSha256(ctx, port) as rcv:
                 vm.check(f"vx3-udp splice {vm.peer_ip4(1)} {port} "
                          f"/tmp/frags.bin 512", timeout=120)
-                got = ""
-                for _ in range(200):
-                    if os.path.exists(sha):
-                        got = open(sha).read().split()[0]
-                        break
-                    time.sleep(0.1)
-            finally:
-                rcv.stop()
-                if os.path.exists(sha):
-                    os.unlink(sha)
-            ctx.expect(got == want, f"TSO {tso}: the peer got sha256 "
+                got = rcv.wait_for(want, timeout=20)
+            ctx.expect(want in got, f"TSO {tso}: the peer got sha256 "
                        f"{got or 'nothing'}, sent {want}")
             time.sleep(1)
             sizes = []

@@ -743,6 +743,9 @@ def test_both_configs_fail(ctx):
     finally:
         _fi_mode(vm, False)
         _fi_filter(vm, vx3_only=False)
+        # Back to the defaults for the cases after this one
+        vm.check(f"for a in failslab fail_page_alloc; do "
+                 f"echo 1 > {DBG}/$a/times || exit 1; done")
     wait_carrier(ctx, timeout=45)
     ctx.expect(vm.dmesg().count("queues restarted") > restarts0,
                "no restart logged")

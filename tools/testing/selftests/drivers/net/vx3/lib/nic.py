@@ -454,38 +454,65 @@ def _tcp_rx(ctx, nbytes, v6, port):
                f"v{'6' if v6 else '4'}): sha256 {got} != {digest}")
 
 
+class PeerSha256:
+    """A TCP receiver on peer 1 (socat, one process per connection) that
+    records the SHA-256 of each connection's data once its sender closed.
+    As a context manager: listening on entry, stopped on exit. A
+    connection the guest gave up on (the peer may have accepted it)
+    neither blocks a retry nor passes for it."""
+
+    def __init__(self, ctx, port, v6=False):
+        self.ctx, self.port, self.v6 = ctx, port, v6
+
+    def __enter__(self):
+        vm = self.ctx.vm
+        self.tmp = tempfile.TemporaryDirectory(prefix="vx3-sha-")
+        d = self.tmp.name
+        self.job = vm.peer_bg(1, f"exec socat -u TCP{'6' if self.v6 else '4'}"
+                                 f"-LISTEN:{self.port},reuseaddr,fork "
+                                 f"SYSTEM:'sha256sum >{d}/h.$$.t && "
+                                 f"mv {d}/h.$$.t {d}/h.$$'")
+        try:
+            self.ctx.expect(wait_listen(lambda c: vm.peer(1, c), self.port),
+                            "peer socat did not listen")
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        self.job.stop()
+        self.tmp.cleanup()
+
+    def digests(self):
+        d = self.tmp.name
+        return [open(os.path.join(d, f)).read().split()[0]
+                for f in sorted(os.listdir(d)) if not f.endswith(".t")]
+
+    def wait_for(self, want, timeout=120):
+        """The digests once want is among them, or at timeout."""
+        got = self.digests()
+        deadline = time.monotonic() + timeout
+        while want not in got and time.monotonic() < deadline:
+            time.sleep(0.5)
+            got = self.digests()
+        return got
+
+
 def _tcp_tx(ctx, nbytes, v6, port):
     vm = ctx.vm
     paddr = vm.peer_ip6(1) if v6 else vm.peer_ip4(1)
     want = vm.check(f"head -c {nbytes} /dev/urandom >/tmp/tx.bin && "
                     f"sha256sum /tmp/tx.bin", timeout=120).split()[0]
-    with tempfile.TemporaryDirectory(prefix="vx3-tx-") as d:
-        # One receiver per connection (fork), each writing the digest of
-        # what it got once its sender closed: a connection that the guest
-        # gave up on while the link was being reconfigured (the peer may
-        # have accepted it) neither blocks the retry nor passes for it.
-        rcv = vm.peer_bg(1, f"exec socat -u TCP{'6' if v6 else '4'}-LISTEN:"
-                            f"{port},reuseaddr,fork SYSTEM:'sha256sum "
-                            f">{d}/h.$$.t && mv {d}/h.$$.t {d}/h.$$'")
-        try:
-            ctx.expect(wait_listen(lambda c: vm.peer(1, c), port),
-                       "peer socat did not listen")
-            # A connect or a send can fail while the link is being
-            # reconfigured (no route yet): nc then tries again
-            rc, out = vm.run(f"for i in $(seq 50); do nc {paddr} {port} "
-                             f"</tmp/tx.bin && exit 0; sleep 0.2; done; "
-                             f"exit 1", timeout=300)
-            ctx.expect(rc == 0, f"guest nc failed (rc={rc}): {out.strip()}")
-            # nc is done when the data is in its socket (see _tcp_rx)
-            got = []
-            deadline = time.monotonic() + 120
-            while want not in got and time.monotonic() < deadline:
-                time.sleep(0.5)
-                got = [open(os.path.join(d, f)).read().split()[0]
-                       for f in sorted(os.listdir(d))
-                       if not f.endswith(".t")]
-        finally:
-            rcv.stop()
+    with PeerSha256(ctx, port, v6) as rcv:
+        # A connect or a send can fail while the link is being
+        # reconfigured (no route yet): nc then tries again
+        rc, out = vm.run(f"for i in $(seq 50); do nc {paddr} {port} "
+                         f"</tmp/tx.bin && exit 0; sleep 0.2; done; "
+                         f"exit 1", timeout=300)
+        ctx.expect(rc == 0, f"guest nc failed (rc={rc}): {out.strip()}")
+        # nc is done when the data is in its socket (see _tcp_rx)
+        got = rcv.wait_for(want)
     ctx.expect(want in got,
                f"guest -> peer TCP data corrupted ({nbytes} bytes, "
                f"v{'6' if v6 else '4'}): sha256 of the "
