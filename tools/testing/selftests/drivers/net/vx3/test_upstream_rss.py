@@ -26,7 +26,8 @@ reason; any other failure fails the case:
   beside the stack's, 8 TX queues in all); rss_ctx's
   test_rss_queue_reconfigure sets 5;
 - a key change: the device reads the key at activation only, so vx3
-  re-activates it with new queues; under TCG that can take longer than
+  re-activates it (same queues, from its device work, just after the
+  request returns); under TCG that can take longer than
   test_hitless_key_update's 0.15 s (its other checks, no drops and no
   carrier change, must pass).
 
@@ -221,8 +222,8 @@ FIELDS_RE = re.compile(
     r".*NlError: Netlink error: (?:.+: Invalid argument|Operation not "
     r"supported)$", re.M)
 # A new key takes effect at the next activation (the interface has no
-# command for it): the driver re-activates the device with new queues,
-# which under TCG can take longer than rss_ctx's 0.15 s for a "hitless"
+# command for it): the driver re-activates the device with the same
+# queues, from its device work, which under TCG can take longer than rss_ctx's 0.15 s for a "hitless"
 # update (the script's other checks, no drops and no carrier change,
 # must hold)
 HITLESS_RE = re.compile(r"in test_hitless_key_update:\n.*\n"
