@@ -49,7 +49,8 @@ modules-lts:
 		cmp -s $$f $(LTS_DIR)/$${f##*/} || cp $$f $(LTS_DIR)/; \
 	done
 	@rm -f $(LTS_DIR)/vx3.mod.c
-	@$(CURDIR)/packaging/compat/vx3-lts-patch.sh $(LTS_KVER) $(LTS_DIR)
+	@$(CURDIR)/packaging/compat/vx3-compat-prepare.sh \
+		/lib/modules/$(LTS_KVER)/build $(LTS_DIR)
 	@$(MAKE) -C /lib/modules/$(LTS_KVER)/build M=$(LTS_DIR) CONFIG_VX3=m \
 		W=1 KCPPFLAGS="-include $(LTS_DIR)/vx3_compat.h" modules
 
@@ -63,7 +64,8 @@ check:
 # every make check (budget): the series' checks with the bisect and i386
 # builds (scripts/vx3-series/README), vx3's test files that make check
 # leaves out (dkms on 7.3, then again on the lts kernel: each run checks
-# that dkms built vx3 for both lines and boots its own with it), a
+# that dkms built vx3 for both lines, boots its own with it, and boots
+# initramfs-tools images of the package's policy and fallback), a
 # seconds-long smoke of make bench (every cell once; the
 # numbers are not judged, a cell without numbers or a missing chart
 # fails), then the VM

@@ -37,7 +37,9 @@
 #   into $VX3_CACHE/sparse-<version>/; the source index comes from a
 #   private apt configuration there, not from the system's sources.
 # - the LTS line of DKMS users: the newest linux-image-6.12.*+deb12-amd64-
-#   unsigned for which linux-headers-<same> exists, installed.
+#   unsigned for which linux-headers-<same> exists, installed, with the
+#   headers metapackage linux-headers-6.12-amd64, which satisfies the
+#   vx3-dkms package's dependency on one (test_dkms.py installs it here).
 
 set -euo pipefail
 
@@ -66,7 +68,7 @@ tcpdump
 iperf3 iputils-ping python3-yaml python3-jsonschema jq bpftrace
 git flex bison bc libelf-dev libssl-dev ccache codespell python3-sphinx
 python3-ply python3-git python3-pyflakes
-debhelper dh-dkms dkms
+debhelper dh-dkms dkms linux-headers-6.12-amd64
 clang libbpf-dev bpftool zlib1g-dev"
 
 # What scripts/vx3-debug-kernel.sh needs (with linux-source-7.3). On a

@@ -9,7 +9,7 @@
 #   4. kernel-doc -Wall -none on every .c/.h: no output
 #   5. and 6. W=1 and sparse again on Debian's 6.12 LTS kernel, with the
 #      DKMS compat layer (packaging/compat/vx3_compat.h) force-included
-#      and its source patches applied (vx3-lts-patch.sh),
+#      and its source patches applied (vx3-compat-prepare.sh),
 #      as DKMS builds it there
 #
 # Environment:
@@ -135,13 +135,8 @@ log=$VX3_LOGDIR/checkpatch.log
 : >"$log"
 bad=0
 for f in "${files[@]}" "$COMPAT"; do
-	# The compat header is where version checks belong (and the only
-	# place): its LINUX_VERSION_CODE comparisons are the point of it.
-	ign=()
-	[ "$f" != "$COMPAT" ] ||
-		ign=(--ignore LINUX_VERSION_CODE,CONSTANT_COMPARISON)
 	out=$(perl "$SRC/scripts/checkpatch.pl" --strict --max-line-length=80 \
-		--no-tree --show-types --terse "${ign[@]}" -f "$f" 2>&1)
+		--no-tree --show-types --terse -f "$f" 2>&1)
 	rc=$?
 	body=$(echo "$out" | grep -Ev '^total: 0 errors, 0 warnings, 0 checks|^$')
 	if [ $rc -ne 0 ] || [ -n "$body" ]; then
@@ -173,11 +168,10 @@ fi
 
 # 5. and 6.: the LTS line, as DKMS builds it (packaging/dkms.conf): the
 # compat header force-included, the line's source patches applied
-# (packaging/compat/vx3-lts-patch.sh, dkms.conf's PRE_BUILD)
+# (packaging/compat/vx3-compat-prepare.sh, dkms.conf's PRE_BUILD)
 cp "$COMPAT" "$COPY"/
-"$ROOT/packaging/compat/vx3-lts-patch.sh" \
-	"$(cat "$LTS_KDIR/include/config/kernel.release")" "$COPY"
+"$ROOT/packaging/compat/vx3-compat-prepare.sh" "$LTS_KDIR" "$COPY"
 build_checks "$LTS_KDIR" lts- 4 KCPPFLAGS="-include $COPY/vx3_compat.h"
-rm -f "$COPY/vx3_compat.h"
+rm -f "$COPY/vx3_compat.h" "$COPY/vx3_compat_features.h"
 
 exit $fail
