@@ -292,15 +292,23 @@ def wait_agent(ctx, timeout=60):
     vm = ctx.vm
     deadline = time.monotonic() + timeout
     reconnects = 0
-    while not vm.agent_hello(wait=5):
+    while True:
+        if vm.agent_hello(wait=5):
+            # A guest that thaws from a hibernation image may close its
+            # port once more after the hello: the command finds the
+            # connection closed, with QEMU still running (check_qemu()
+            # raises if it is not), and the harness connects anew.
+            try:
+                vm.run("true", timeout=10)
+                return reconnects
+            except VMCrash:
+                vm.check_qemu()
         if time.monotonic() > deadline:
             raise VMError(f"the guest agent did not answer within "
                           f"{timeout}s ({reconnects} reconnection(s) of "
                           f"the control channel); {vcpu_states(vm)}")
         vm.reconnect_ctl()
         reconnects += 1
-    vm.run("true", timeout=10)
-    return reconnects
 
 
 def pm_start(vm, state="mem"):
